@@ -54,7 +54,8 @@ class _LimitedVarInt(Construct):
             if not 0 <= obj < (1 << self.bits):
                 raise ExplicitError(f"{obj} does not fit a {self.bits}-bit uvarint", path=path)
             value = obj
-        stream_write(stream, encode_uvarint(value), None, path)
+        data = encode_uvarint(value)
+        stream_write(stream, data, len(data), path)
         return obj
 
     def _sizeof(self, context, path):
