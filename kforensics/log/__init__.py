@@ -1,0 +1,1 @@
+"""The log layer: streaming segment reading and the log-dir model (read-only)."""

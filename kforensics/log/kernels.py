@@ -1,0 +1,574 @@
+"""Compiled hot loops for walking and decoding segments, generated from the Construct declarations.
+
+Python cannot walk millions of small batches per second, so the inner loops
+run as numba-compiled kernels.  They are *generated*: the source below is
+produced from :data:`kforensics.formats.record_batch.RecordBatchHeader`,
+:data:`kforensics.formats.legacy.LegacyPrefix` and
+:data:`kforensics.formats.record_batch.Record`, so the Construct declarations
+stay the only description of the layouts (the same idea as Construct's own
+compiler, targeting numba instead of Python).
+
+CRCs are computed by native code the kernels call through ctypes: CRC-32C from
+the ``crc32c`` package's exported function and CRC-32 from the system zlib.
+When either is unavailable the kernels report the CRC as not computed and the
+Python layer checks it with the library call instead.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import zlib
+
+import crc32c
+import numpy as np
+from construct import FormatField, Prefixed, Renamed, Struct
+
+from ..formats import legacy, record_batch
+from ..formats.record_batch import CountPrefixedArray, NullableVarBytes, VarBytes
+from ..formats.varint import _LimitedVarInt
+
+# ---------------------------------------------------------------- native CRCs
+
+
+def _load_crc32c():
+    """A ctypes handle on crc32c's C function ``f(crc, buf, len)`` (pre/post-inverted by us)."""
+    try:
+        lib = ctypes.CDLL(crc32c._crc32c.__file__)
+        if crc32c.hardware_based and hasattr(lib, "_crc32c_hw_adler"):
+            lib.crc32c_init_hw_adler.restype = None
+            lib.crc32c_init_hw_adler()
+            fn = lib._crc32c_hw_adler
+        else:
+            fn = lib._crc32c_sw_slicing_by_8
+        fn.restype = ctypes.c_uint32
+        fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t]
+        probe = b"123456789"
+        if fn(0xFFFFFFFF, probe, len(probe)) ^ 0xFFFFFFFF != crc32c.crc32c(probe):
+            return None
+        return fn
+    except (OSError, AttributeError):
+        return None
+
+
+def _load_crc32():
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("z") or "libz.so.1")
+        fn = lib.crc32
+        fn.restype = ctypes.c_ulong
+        fn.argtypes = [ctypes.c_ulong, ctypes.c_void_p, ctypes.c_uint]
+        if fn(0, b"hello", 5) != zlib.crc32(b"hello"):
+            return None
+        return fn
+    except (OSError, AttributeError, TypeError):
+        return None
+
+
+CRC32C_FN = _load_crc32c()
+CRC32_FN = _load_crc32()
+HAVE_CRC32C = CRC32C_FN is not None
+HAVE_CRC32 = CRC32_FN is not None
+
+
+def _external(name: str, fn, crc_type: str):
+    """Expose a ctypes function to numba by symbol name, so compiled kernels can be cached on disk.
+
+    Pointers and sizes travel as ``intp``: the C ABI passes them the same way.
+    """
+    if fn is None:
+        return None
+    import llvmlite.binding as llvm
+    from numba import types
+
+    llvm.add_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+    crc = getattr(types, crc_type)
+    return types.ExternalFunction(name, crc(crc, types.intp, types.intp))
+
+
+_CRC32C_EXT = _external("kforensics_crc32c", CRC32C_FN, "uint32")
+_CRC32_EXT = _external("kforensics_crc32", CRC32_FN, "uint64")  # zlib: uLong crc32(uLong, buf, uInt)
+
+# ---------------------------------------------------------------- batch columns
+
+#: Columns of the shallow batch table, in kernel order.  Every magic fills the
+#: same columns; legacy entries use -1 where v2 has a field they lack.
+BATCH_COLUMNS = (
+    "position",  # byte position of the entry in the file
+    "size_in_bytes",  # 12 + size field
+    "magic",
+    "base_offset",  # -1 when unknown without decompression (legacy wrapper)
+    "last_offset",
+    "partition_leader_epoch",
+    "crc",  # stored
+    "crc_computed",  # -1 when not computed here
+    "attributes",
+    "base_timestamp",
+    "max_timestamp",
+    "producer_id",
+    "producer_epoch",
+    "base_sequence",
+    "records_count",  # -1 when unknown without decompression
+    "value_position",  # legacy: byte position of the value (the wrapper payload), else -1
+    "value_length",  # legacy: value length (-1 = null)
+    "key_length",  # legacy: key length (-1 = null)
+    "flags",
+)
+COL = {name: i for i, name in enumerate(BATCH_COLUMNS)}
+NCOLS = len(BATCH_COLUMNS)
+
+FLAG_RECOVERED = 1  # found by resynchronising past corruption
+FLAG_HUGE = 2  # too large to hold in memory; CRC streamed, records not decodable here
+
+# walk statuses
+ST_NEED_MORE = 0  # the next entry is not wholly in the buffer (or the buffer is full of rows)
+ST_SIZE_TOO_SMALL = 1  # size field below the v0 minimum (14): Kafka throws here
+ST_BAD_MAGIC = 2
+ST_TOO_SMALL_FOR_MAGIC = 3  # size below the minimum for this magic
+ST_FULL = 4  # output table full
+
+# record decode statuses
+RS_OK = 0
+RS_TRUNCATED = 1  # a field runs past the end of the records section
+RS_BAD_VARINT = 2
+RS_NEGATIVE_LENGTH = 3
+RS_LENGTH_MISMATCH = 4  # bytes consumed differ from the record's length prefix
+RS_TRAILING_BYTES = 5  # bytes left after recordsCount records
+RS_TOO_FEW = 6  # section ended before recordsCount records
+RS_NEGATIVE_COUNT = 7
+
+RECORD_STATUS_TEXT = {
+    RS_TRUNCATED: "record field runs past the end of the batch",
+    RS_BAD_VARINT: "varint longer than Kafka allows",
+    RS_NEGATIVE_LENGTH: "negative length field",
+    RS_LENGTH_MISMATCH: "record length prefix does not match its fields",
+    RS_TRAILING_BYTES: "bytes left after the declared number of records (Incorrect declared batch size)",
+    RS_TOO_FEW: "records section ends before the declared number of records",
+    RS_NEGATIVE_COUNT: "negative records count",
+}
+
+# ---------------------------------------------------------------- code generation
+
+
+def _reader_expr(buf: str, at: str, size: int, signed: bool) -> str:
+    return f"_rd{size}{'s' if signed else 'u'}({buf}, {at})"
+
+
+def _gen_fixed_reads(layout, base: str, target: dict[str, str]) -> list[str]:
+    """Assignment lines reading the fields of a fixed layout at ``base``."""
+    lines = []
+    for f in layout.fields:
+        lines.append(f"{f.name} = {_reader_expr('buf', f'{base} + {f.offset}', f.size, f.signed)}")
+    return lines
+
+
+def _gen_walk() -> str:
+    """Source of ``walk``: frame entries, read headers, check CRCs, fill the batch table."""
+    h = record_batch.HEADER
+    lp = legacy.PREFIX
+    size_off = h.offset("batch_length")
+    magic_off = h.offset("magic")
+    assert size_off == lp.offset("message_size") and magic_off == lp.offset("magic")
+    v2_min = h.size - record_batch.LOG_OVERHEAD
+    L = []
+    a = L.append
+    a("def walk(buf, n, pos, out, k, cap):")
+    a("    base = buf.ctypes.data")
+    a("    while True:")
+    a("        if k >= cap:")
+    a(f"            return k, pos, {ST_FULL}")
+    a(f"        if n - pos < {magic_off + 1}:")
+    a(f"            return k, pos, {ST_NEED_MORE}")
+    a(f"        size = {_reader_expr('buf', f'pos + {size_off}', 4, True)}")
+    a(f"        magic = {_reader_expr('buf', f'pos + {magic_off}', 1, True)}")
+    a(f"        if size < {legacy.MIN_MESSAGE_SIZE[0]}:")
+    a(f"            return k, pos, {ST_SIZE_TOO_SMALL}")
+    a(f"        end = pos + {record_batch.LOG_OVERHEAD} + size")
+    a("        if magic == 2:")
+    a(f"            if size < {v2_min}:")
+    a(f"                return k, pos, {ST_TOO_SMALL_FOR_MAGIC}")
+    a("            if end > n:")
+    a(f"                return k, pos, {ST_NEED_MORE}")
+    for line in _gen_fixed_reads(h, "pos", {}):
+        a("            " + line)
+    a("            row = out[k]")
+    a(f"            row[{COL['position']}] = pos")
+    a(f"            row[{COL['size_in_bytes']}] = end - pos")
+    a(f"            row[{COL['magic']}] = magic")
+    a(f"            row[{COL['base_offset']}] = base_offset")
+    a(f"            row[{COL['last_offset']}] = base_offset + last_offset_delta")
+    for name in (
+        "partition_leader_epoch",
+        "crc",
+        "attributes",
+        "base_timestamp",
+        "max_timestamp",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "records_count",
+    ):
+        a(f"            row[{COL[name]}] = {name}")
+    if HAVE_CRC32C:
+        start = record_batch.CRC_START
+        a(
+            f"            row[{COL['crc_computed']}] = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, "
+            f"end - pos - {start}) ^ np.uint32(0xFFFFFFFF))"
+        )
+    else:
+        a(f"            row[{COL['crc_computed']}] = -1")
+    a(f"            row[{COL['value_position']}] = -1")
+    a(f"            row[{COL['value_length']}] = -1")
+    a(f"            row[{COL['key_length']}] = -1")
+    a(f"            row[{COL['flags']}] = 0")
+    a("        elif magic == 0 or magic == 1:")
+    a(f"            if size < {legacy.MIN_MESSAGE_SIZE[0]} + 8 * magic:")
+    a(f"                return k, pos, {ST_TOO_SMALL_FOR_MAGIC}")
+    a("            if end > n:")
+    a(f"                return k, pos, {ST_NEED_MORE}")
+    for line in _gen_fixed_reads(lp, "pos", {}):
+        a("            " + line)
+    a(f"            q = pos + {lp.size}")
+    a("            ts = np.int64(-1)")
+    a("            if magic == 1:")
+    a(f"                ts = {_reader_expr('buf', 'q', 8, True)}")
+    a("                q += 8")
+    a(f"            klen = {_reader_expr('buf', 'q', 4, True)}")
+    a("            q += 4")
+    a("            if klen > 0:")
+    a("                q += klen")
+    a("            vlen = np.int64(-2)")
+    a("            if q + 4 <= end:")
+    a(f"                vlen = {_reader_expr('buf', 'q', 4, True)}")
+    a("            q += 4")
+    a("            row = out[k]")
+    a(f"            row[{COL['position']}] = pos")
+    a(f"            row[{COL['size_in_bytes']}] = end - pos")
+    a(f"            row[{COL['magic']}] = magic")
+    a("            codec = attributes & 7")
+    a(f"            row[{COL['base_offset']}] = offset if codec == 0 else -1")
+    a(f"            row[{COL['last_offset']}] = offset")
+    a(f"            row[{COL['partition_leader_epoch']}] = -1")
+    a(f"            row[{COL['crc']}] = crc")
+    if HAVE_CRC32:
+        start = legacy.CRC_START
+        a(f"            row[{COL['crc_computed']}] = np.int64(_crc32(np.uint64(0), base + pos + {start}, end - pos - {start}))")
+    else:
+        a(f"            row[{COL['crc_computed']}] = -1")
+    a(f"            row[{COL['attributes']}] = attributes")
+    a(f"            row[{COL['base_timestamp']}] = -1")
+    a(f"            row[{COL['max_timestamp']}] = ts")
+    a(f"            row[{COL['producer_id']}] = -1")
+    a(f"            row[{COL['producer_epoch']}] = -1")
+    a(f"            row[{COL['base_sequence']}] = -1")
+    a(f"            row[{COL['records_count']}] = 1 if codec == 0 else -1")
+    a(f"            row[{COL['value_position']}] = q")
+    a(f"            row[{COL['value_length']}] = vlen")
+    a(f"            row[{COL['key_length']}] = klen")
+    a(f"            row[{COL['flags']}] = 0")
+    a("        else:")
+    a(f"            return k, pos, {ST_BAD_MAGIC}")
+    a("        k += 1")
+    a("        pos = end")
+    return "\n".join(L) + "\n"
+
+
+def _gen_resync() -> str:
+    """Source of ``resync``: the next position where a whole, CRC-valid entry starts."""
+    h = record_batch.HEADER
+    size_off = h.offset("batch_length")
+    magic_off = h.offset("magic")
+    crc_off = h.offset("crc")
+    lcrc_off = legacy.PREFIX.offset("crc")
+    L = []
+    a = L.append
+    a("def resync(buf, n, pos, limit):")
+    a("    # The next position where a plausible entry with a matching CRC starts.")
+    a("    # Returns (candidate, need_more); candidate -1 when none starts before n - 17.")
+    a("    # limit = bytes of the file available from buf[0]: entries past it are implausible.")
+    a("    base = buf.ctypes.data")
+    a(f"    while pos + {magic_off + 1} <= n:")
+    a(f"        magic = buf[pos + {magic_off}]")
+    a("        if magic > 2 or buf[pos] >= 128:  # negative offsets are implausible")
+    a("            pos += 1")
+    a("            continue")
+    a(f"        size = {_reader_expr('buf', f'pos + {size_off}', 4, True)}")
+    a(f"        if size < {legacy.MIN_MESSAGE_SIZE[0]} or (magic == 2 and size < {h.size - record_batch.LOG_OVERHEAD}):")
+    a("            pos += 1")
+    a("            continue")
+    a(f"        end = pos + {record_batch.LOG_OVERHEAD} + size")
+    a("        if end > limit:")
+    a("            pos += 1")
+    a("            continue")
+    a("        if end > n:")
+    a("            return pos, True")
+    a("        if magic == 2:")
+    a(f"            if (buf[pos + {h.offset('attributes') + 1}] & 7) > 4 or buf[pos + {h.offset('records_count')}] >= 128 "
+      f"or buf[pos + {h.offset('last_offset_delta')}] >= 128:")
+    a("                pos += 1")
+    a("                continue")
+    a(f"        elif (buf[pos + {legacy.PREFIX.offset('attributes')}] & 7) > 3:")
+    a("            pos += 1")
+    a("            continue")
+    a("        if magic == 2:")
+    if HAVE_CRC32C:
+        start = record_batch.CRC_START
+        a(f"            stored = {_reader_expr('buf', f'pos + {crc_off}', 4, False)}")
+        a(
+            f"            got = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, end - pos - {start}) "
+            "^ np.uint32(0xFFFFFFFF))"
+        )
+        a("            if stored == got:")
+        a("                return pos, False")
+    else:
+        a("            return pos, False")
+    a("        else:")
+    if HAVE_CRC32:
+        start = legacy.CRC_START
+        a(f"            stored = {_reader_expr('buf', f'pos + {lcrc_off}', 4, False)}")
+        a(f"            got = np.int64(_crc32(np.uint64(0), base + pos + {start}, end - pos - {start}))")
+        a("            if stored == got:")
+        a("                return pos, False")
+    else:
+        a("            return pos, False")
+    a("        pos += 1")
+    a("    return -1, False")
+    return "\n".join(L) + "\n"
+
+
+def _field_kind(sub) -> tuple[str, object]:
+    c = sub.subcon if isinstance(sub, Renamed) else sub
+    if isinstance(c, FormatField):
+        return "int", c
+    if isinstance(c, _LimitedVarInt):
+        return "varint", c
+    if isinstance(c, NullableVarBytes):
+        return ("bytes_nonnull" if isinstance(c, VarBytes) else "bytes"), c
+    if isinstance(c, CountPrefixedArray):
+        return "array", c
+    raise TypeError(f"no kernel mapping for {sub!r}")
+
+
+def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: int) -> tuple[list[str], list[str]]:
+    """Lines parsing ``struct`` at ``p`` (bounded by ``lim``); returns (lines, output columns)."""
+    lines: list[str] = []
+    cols: list[str] = []
+
+    def varint(var: str, c: _LimitedVarInt):
+        lines.append(f"{indent}{var}, p, ok = _varint(buf, p, {lim}, {c.max_bytes}, {c.zigzag})")
+        lines.append(f"{indent}if ok != 0:")
+        lines.append(f"{indent}    return i, p, ok")
+
+    for sub in struct.subcons:
+        name = f"{sub.name}_{depth}" if not store else sub.name
+        kind, c = _field_kind(sub)
+        if kind == "int":
+            size = c.length
+            lines.append(f"{indent}if p + {size} > {lim}:")
+            lines.append(f"{indent}    return i, p, {RS_TRUNCATED}")
+            lines.append(f"{indent}{name} = {_reader_expr('buf', 'p', size, c.fmtstr[1].islower())}")
+            lines.append(f"{indent}p += {size}")
+            if store:
+                cols.append(sub.name)
+        elif kind == "varint":
+            varint(name, c)
+            if store:
+                cols.append(sub.name)
+        elif kind in ("bytes", "bytes_nonnull"):
+            varint(f"{name}_len", c.lengthfield)
+            floor = 0 if kind == "bytes_nonnull" else -1
+            lines.append(f"{indent}if {name}_len < {floor}:")
+            lines.append(f"{indent}    return i, p, {RS_NEGATIVE_LENGTH}")
+            lines.append(f"{indent}{name}_pos = p")
+            lines.append(f"{indent}if {name}_len > 0:")
+            lines.append(f"{indent}    p += {name}_len")
+            lines.append(f"{indent}if p > {lim}:")
+            lines.append(f"{indent}    return i, p, {RS_TRUNCATED}")
+            if store:
+                cols += [f"{sub.name}_pos", f"{sub.name}_len"]
+        elif kind == "array":
+            varint(f"{name}_count", c.countfield)
+            lines.append(f"{indent}if {name}_count < 0:")
+            lines.append(f"{indent}    return i, p, {RS_NEGATIVE_LENGTH}")
+            lines.append(f"{indent}{name}_pos = p")
+            lines.append(f"{indent}for _j{depth} in range({name}_count):")
+            inner, _ = _gen_struct_body(c.subcon, indent + "    ", lim, False, depth + 1)
+            lines += inner
+            if store:
+                cols += [f"{sub.name}_pos", f"{sub.name}_count"]
+    return lines, cols
+
+
+def _gen_records() -> tuple[str, tuple[str, ...]]:
+    """Source of ``records``: decode ``count`` v2 records into a record table."""
+    rec = record_batch.Record
+    assert isinstance(rec, Prefixed)
+    body_lines, cols = _gen_struct_body(rec.subcon, "        ", "rend", True, 0)
+    columns = ("position", "size_in_bytes") + tuple(cols)
+    L = []
+    a = L.append
+    a("def records(buf, p, end, count, out):")
+    a("    i = 0")
+    a("    if count < 0:")
+    a(f"        return 0, p, {RS_NEGATIVE_COUNT}")
+    a("    while i < count:")
+    a("        if p >= end:")
+    a(f"            return i, p, {RS_TOO_FEW}")
+    a("        start = p")
+    lc = rec.lengthfield
+    a(f"        length, p, ok = _varint(buf, p, end, {lc.max_bytes}, {lc.zigzag})")
+    a("        if ok != 0:")
+    a("            return i, p, ok")
+    a("        if length < 0:")
+    a(f"            return i, p, {RS_NEGATIVE_LENGTH}")
+    a("        rend = p + length")
+    a("        if rend > end:")
+    a(f"            return i, p, {RS_TRUNCATED}")
+    L += body_lines
+    a("        if p != rend:")
+    a(f"            return i, p, {RS_LENGTH_MISMATCH}")
+    a("        row = out[i]")
+    a("        row[0] = start")
+    a("        row[1] = rend - start")
+    for j, c in enumerate(cols):
+        a(f"        row[{j + 2}] = {c}")
+    a("        p = rend")
+    a("        i += 1")
+    a("    if p != end:")
+    a(f"        return i, p, {RS_TRAILING_BYTES}")
+    a(f"    return i, p, {RS_OK}")
+    return "\n".join(L) + "\n", columns
+
+
+_PRELUDE = '''
+import numpy as np
+from numba import njit
+
+
+@njit(inline="always", cache=True)
+def _rd1s(b, i):
+    v = np.int64(b[i])
+    return v - 256 if v >= 128 else v
+
+
+@njit(inline="always", cache=True)
+def _rd2s(b, i):
+    v = (np.int64(b[i]) << 8) | np.int64(b[i + 1])
+    return v - 65536 if v >= 32768 else v
+
+
+@njit(inline="always", cache=True)
+def _rd4u(b, i):
+    return (np.int64(b[i]) << 24) | (np.int64(b[i + 1]) << 16) | (np.int64(b[i + 2]) << 8) | np.int64(b[i + 3])
+
+
+@njit(inline="always", cache=True)
+def _rd4s(b, i):
+    v = _rd4u(b, i)
+    return v - 4294967296 if v >= 2147483648 else v
+
+
+@njit(inline="always", cache=True)
+def _rd8s(b, i):
+    v = np.int64(0)
+    for j in range(8):
+        v = (v << 8) | np.int64(b[i + j])
+    return v
+
+
+@njit(inline="always", cache=True)
+def _varint(b, p, lim, max_bytes, zigzag):
+    # unsigned LEB128 of at most max_bytes bytes, optionally zig-zag decoded;
+    # status 0 ok, 1 truncated, 2 too long
+    v = np.uint64(0)
+    shift = np.uint64(0)
+    for j in range(max_bytes):
+        if p >= lim:
+            return np.int64(0), p, 1
+        x = np.uint64(b[p])
+        p += 1
+        v |= (x & np.uint64(0x7F)) << shift
+        if x < np.uint64(0x80):
+            if max_bytes == 5:
+                v &= np.uint64(0xFFFFFFFF)
+            if zigzag:
+                return np.int64(v >> np.uint64(1)) ^ -np.int64(v & np.uint64(1)), p, 0
+            return np.int64(v), p, 0
+        shift += np.uint64(7)
+    return np.int64(0), p, 2
+'''
+
+
+def _source() -> tuple[str, tuple[str, ...]]:
+    rec_src, rec_cols = _gen_records()
+    src = (
+        '"""Generated by kforensics.log.kernels from the Construct declarations. Do not edit."""\n'
+        + _PRELUDE
+        + "\n\n_crc32c = None\n_crc32 = None\n\n\n"
+        + _gen_walk()
+        + "\n\n"
+        + _gen_resync()
+        + "\n\n"
+        + rec_src
+    )
+    return src, rec_cols
+
+
+def _load():
+    """Compile the generated kernels, caching them on disk (never next to evidence)."""
+    src, rec_cols = _source()
+    digest = hashlib.sha256((src + repr((HAVE_CRC32C, HAVE_CRC32))).encode()).hexdigest()[:16]
+    cache_root = os.environ.get("KFORENSICS_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kforensics"
+    )
+    name = f"_kf_kernels_{digest}"
+    path = None
+    for root in (cache_root, os.path.join(tempfile.gettempdir(), f"kforensics-{os.getuid()}")):
+        try:
+            os.makedirs(root, exist_ok=True)
+            path = os.path.join(root, name + ".py")
+            if not os.path.exists(path):
+                tmp = f"{path}.{os.getpid()}.tmp"
+                with open(tmp, "w") as fh:
+                    fh.write(src)
+                os.replace(tmp, path)
+            break
+        except OSError:
+            path = None
+    if path is not None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        ns = mod.__dict__
+    else:  # no writable cache anywhere: compile in memory
+        ns: dict = {}
+        exec(compile(src, "<kforensics kernels>", "exec"), ns)
+    # the crc handles must be globals before njit compiles the functions
+    ns["_crc32c"] = _CRC32C_EXT
+    ns["_crc32"] = _CRC32_EXT
+    from numba import njit
+
+    cache = path is not None
+    walk = njit(cache=cache, nogil=True)(ns["walk"])
+    resync = njit(cache=cache, nogil=True)(ns["resync"])
+    records = njit(cache=cache, nogil=True)(ns["records"])
+    return walk, resync, records, rec_cols, src
+
+
+walk, resync, decode_records, RECORD_COLUMNS, SOURCE = _load()
+RCOL = {name: i for i, name in enumerate(RECORD_COLUMNS)}
+
+
+def new_batch_table(cap: int) -> np.ndarray:
+    """An empty output table for :func:`walk`."""
+    return np.empty((cap, NCOLS), dtype=np.int64)
+
+
+def new_record_table(cap: int) -> np.ndarray:
+    """An empty output table for :func:`decode_records`."""
+    return np.empty((max(cap, 1), len(RECORD_COLUMNS)), dtype=np.int64)
