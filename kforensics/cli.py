@@ -1,0 +1,107 @@
+"""The ``kforensics`` command line (click).  Thin: parse options, call the library, print.
+
+Exit codes: 0 clean, 1 findings, 2 usage or I/O error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import __version__
+from .dump import DumpOptions, DumpResult, dump_batches_json, dump_batches_text, json_default
+from .findings import Finding, Severity
+from .log.file_kinds import classify_name
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Group(click.Group):
+    def main(self, *args, **kwargs):
+        # click's usage errors exit 2 already; make I/O errors 2 as well
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(EXIT_ERROR)
+        except click.exceptions.Abort:
+            sys.exit(EXIT_ERROR)
+        except OSError as e:
+            click.echo(f"kforensics: {e}", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group)
+@click.version_option(__version__, prog_name="kforensics")
+def main() -> None:
+    """Kafka log-segment forensics: decode, scan and replay broker log dirs."""
+
+
+def _finding_text(f: Finding) -> str:
+    where = f.file or ""
+    if f.position is not None:
+        where += f" @ byte {f.position}"
+    elif f.line is not None:
+        where += f" line {f.line}"
+    return f"{str(f.severity).upper()} {f.code} {where}: {f.message}"
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, readable=True))
+@click.option("--deep", "--deep-iteration", "deep", is_flag=True, help="One line per record, not just per batch.")
+@click.option("--print-data", "--print-data-log", "print_data", is_flag=True, help="Print keys and payloads (implies --deep).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: like kafka-dump-log; json: NDJSON, one object per batch/entry/finding.")
+@click.option("--verify-index-only", is_flag=True, help="For .index/.timeindex: check entries against the .log.")
+@click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanityCheck only.")
+@click.option("--max-message-size", type=int, default=5 * 1024 * 1024, show_default=True,
+              help="Bytes read at an index entry's position when verifying an index.")
+def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, max_message_size):
+    """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
+
+    The kind of each FILE is chosen by its name (as Kafka names files) and
+    confirmed by its content.  Example: kforensics dump --deep 00000000000000000000.log
+    """
+    from .dump_files import dump_other_json, dump_other_text
+
+    opts = DumpOptions(
+        deep=deep or print_data,
+        print_data=print_data,
+        verify_index_only=verify_index_only,
+        index_sanity_check=index_sanity_check,
+        max_message_size=max_message_size,
+    )
+    result = DumpResult()
+    out = click.get_text_stream("stdout")
+    for path in files:
+        kind = classify_name(path)
+        if fmt == "text":
+            lines = (
+                dump_batches_text(path, kind, opts, result)
+                if kind.is_batches
+                else dump_other_text(path, kind, opts, result)
+            )
+            for line in lines:
+                out.write(line + "\n")
+        else:
+            objs = dump_batches_json(path, opts, result) if kind.is_batches else dump_other_json(path, kind, opts, result)
+            for obj in objs:
+                out.write(json.dumps(obj, default=json_default, ensure_ascii=False) + "\n")
+    reported = [f for f in result.findings]
+    if fmt == "json":
+        for f in reported:
+            out.write(json.dumps(f.to_dict(), default=json_default) + "\n")
+    else:
+        for f in reported:
+            click.echo(_finding_text(f), err=True)
+    out.flush()
+    sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in reported) else EXIT_CLEAN)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

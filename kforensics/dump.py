@@ -1,0 +1,177 @@
+"""``kforensics dump``: one file's contents as kafka-dump-log text or NDJSON objects.
+
+Pure functions producing lines or dicts; the CLI only prints them.  Text
+output follows ``kafka-dump-log`` (DumpLogSegments) where the two overlap so
+operators can diff the two tools' output; JSON output is one object per batch
+with snake_case field names, findings as ``{"kind": "finding", ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .findings import Finding, Severity
+from .log.file_kinds import FileKind, classify_name
+from .log.records import entry_dict
+from .log.segment_reader import SegmentReader
+
+
+@dataclass
+class DumpOptions:
+    deep: bool = False
+    print_data: bool = False
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = 5 * 1024 * 1024
+
+
+@dataclass
+class DumpResult:
+    """What dumping one file found (the lines/objects are streamed separately)."""
+
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def _optional_long(v: int | None) -> str:
+    return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
+
+
+def batch_line(d: dict[str, Any]) -> str:
+    """The kafka-dump-log batch line for one entry dict."""
+    if d["magic"] >= 2:
+        return (
+            f"baseOffset: {d['base_offset']} lastOffset: {d['last_offset']} count: {d['count']} "
+            f"baseSequence: {d['base_sequence']} lastSequence: {d['last_sequence']} producerId: {d['producer_id']} "
+            f"producerEpoch: {d['producer_epoch']} partitionLeaderEpoch: {d['partition_leader_epoch']} "
+            f"isTransactional: {_bool(d['is_transactional'])} isControl: {_bool(d['is_control'])} "
+            f"deleteHorizonMs: {_optional_long(d['delete_horizon_ms'])} position: {d['position']} "
+            f"{d['timestamp_type']}: {d['max_timestamp']} size: {d['size_in_bytes']} magic: {d['magic']} "
+            f"compresscodec: {d['compression']} crc: {d['crc']} isvalid: {_bool(d['is_valid'])}"
+        )
+    return (
+        f"offset: {d['last_offset']} position: {d['position']} {d['timestamp_type']}: {d['max_timestamp']} "
+        f"size: {d['size_in_bytes']} magic: {d['magic']} compresscodec: {d['compression']} crc: {d['crc']} "
+        f"isvalid: {_bool(d['is_valid'])}"
+    )
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+def record_line(batch: dict[str, Any], r: dict[str, Any], print_data: bool) -> str:
+    """The kafka-dump-log ``| offset: ...`` line for one record."""
+    ts_type = batch["timestamp_type"]
+    line = f"| offset: {r['offset']} {ts_type}: {r['timestamp']} keySize: {r['key_size']} valueSize: {r['value_size']}"
+    if batch["magic"] >= 2:
+        keys = ",".join(h["key"] for h in r["headers"])
+        line += f" sequence: {r['sequence']} headerKeys: [{keys}]"
+    else:
+        line += f" isValid: {_bool(r['is_valid'])} crc: {r['crc']}"
+    control = r.get("control")
+    if control:
+        kind = control.get("type")
+        if kind in ("COMMIT", "ABORT"):
+            line += f" endTxnMarker: {kind} coordinatorEpoch: {control.get('coordinatorEpoch')}"
+        else:
+            body = {k: v for k, v in control.items() if k not in ("type", "typeId", "keyVersion")}
+            label = {
+                "LEADER_CHANGE": "LeaderChange:",
+                "SNAPSHOT_HEADER": "SnapshotHeader",
+                "SNAPSHOT_FOOTER": "SnapshotFooter",
+                "KRAFT_VERSION": "KRaftVersion",
+                "KRAFT_VOTERS": "KRaftVoters",
+            }.get(kind)
+            if label:
+                line += f" {label} {json.dumps(body, default=str, separators=(',', ':'))}"
+            else:
+                line += f" controlType: {kind}({control.get('typeId')})"
+    elif print_data:
+        if r.get("key") is not None:
+            line += f" key: {_text(r['key'])}"
+        line += f" payload: {_text(r.get('value'))}"
+    return line
+
+
+def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: DumpResult) -> Iterator[str]:
+    """kafka-dump-log text for a ``.log`` or KRaft snapshot file."""
+    yield f"Dumping {path}"
+    if kind.kind == "log":
+        yield f"Log starting offset: {kind.base_offset if kind.base_offset is not None else 0}"
+    elif kind.kind == "kraft_snapshot":
+        yield f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}"
+    elif kind.kind == "bootstrap_snapshot":
+        yield "KRaft bootstrap snapshot"
+    deep = opts.deep or opts.print_data
+    reader = SegmentReader(path)
+    for b in reader.batches():
+        d = entry_dict(b, deep=deep, with_data=opts.print_data)
+        line = batch_line(d)
+        if b.recovered:
+            line += " recovered: true"
+        yield line
+        if deep:
+            for r in d["records"]:
+                yield record_line(d, r, opts.print_data)
+            if d["records_error"]:
+                result.findings.append(
+                    Finding(
+                        d["records_error"]["code"],
+                        Severity.HIGH,
+                        d["records_error"]["message"],
+                        file=path,
+                        position=b.position,
+                    )
+                )
+    summary = reader.summary
+    trailing = summary.size - summary.kafka_valid_bytes
+    if trailing:
+        yield f"Found {trailing} invalid bytes at the end of {os.path.basename(path)}"
+    result.findings.extend(summary.findings)
+
+
+def dump_batches_json(path: str, opts: DumpOptions, result: DumpResult) -> Iterator[dict[str, Any]]:
+    """NDJSON objects (one per batch) for a ``.log`` or KRaft snapshot file."""
+    deep = opts.deep or opts.print_data
+    reader = SegmentReader(path)
+    for b in reader.batches():
+        d = entry_dict(b, deep=deep, with_data=opts.print_data)
+        d = {"kind": "batch", "file": path, **d, "recovered": b.recovered}
+        if deep and d["records_error"]:
+            result.findings.append(
+                Finding(d["records_error"]["code"], Severity.HIGH, d["records_error"]["message"], file=path,
+                        position=b.position)
+            )
+        yield d
+    result.findings.extend(reader.summary.findings)
+
+
+def json_default(value: Any) -> Any:
+    """Encode bytes payloads for JSON (UTF-8 when they are text, else hex)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"hex": data.hex()}
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+__all__ = [
+    "DumpOptions",
+    "DumpResult",
+    "batch_line",
+    "record_line",
+    "dump_batches_text",
+    "dump_batches_json",
+    "classify_name",
+    "json_default",
+]
