@@ -503,6 +503,24 @@ def _varint(b, p, lim, max_bytes, zigzag):
 '''
 
 
+_RECORDS_MANY = '''
+def records_many(buf, starts, ends, counts, out, batch_out, status_out):
+    # decode the records of many uncompressed batches held in one buffer;
+    # returns (batches done, rows written); stops early when ``out`` is full
+    k = 0
+    for b in range(starts.shape[0]):
+        c = counts[b]
+        if c > 0 and k + c > out.shape[0]:
+            return b, k
+        n, p, st = records(buf, starts[b], ends[b], c, out[k:])
+        for j in range(n):
+            batch_out[k + j] = b
+        status_out[b] = st
+        k += n
+    return starts.shape[0], k
+'''
+
+
 def _source() -> tuple[str, tuple[str, ...]]:
     rec_src, rec_cols = _gen_records()
     src = (
@@ -514,6 +532,8 @@ def _source() -> tuple[str, tuple[str, ...]]:
         + _gen_resync()
         + "\n\n"
         + rec_src
+        + "\n\n"
+        + _RECORDS_MANY
     )
     return src, rec_cols
 
@@ -557,10 +577,12 @@ def _load():
     walk = njit(cache=cache, nogil=True)(ns["walk"])
     resync = njit(cache=cache, nogil=True)(ns["resync"])
     records = njit(cache=cache, nogil=True)(ns["records"])
-    return walk, resync, records, rec_cols, src
+    ns["records"] = records  # records_many calls the compiled version
+    records_many = njit(cache=cache, nogil=True)(ns["records_many"])
+    return walk, resync, records, records_many, rec_cols, src
 
 
-walk, resync, decode_records, RECORD_COLUMNS, SOURCE = _load()
+walk, resync, decode_records, decode_records_many, RECORD_COLUMNS, SOURCE = _load()
 RCOL = {name: i for i, name in enumerate(RECORD_COLUMNS)}
 
 

@@ -23,8 +23,8 @@ from ..findings import Finding, Severity
 from ..formats import legacy, record_batch
 from . import kernels as K
 
-DEFAULT_WINDOW = 8 << 20
-DEFAULT_ROWS = 1 << 16
+DEFAULT_WINDOW = 4 << 20
+DEFAULT_ROWS = 1 << 13
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
 DEFAULT_MAX_ENTRY = 64 << 20
 HEADER_PREFIX = record_batch.MAGIC_OFFSET + 1  # 17 bytes: offset, size, epoch/crc, magic

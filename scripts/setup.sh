@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what kforensics needs on a fresh machine, idempotently:
+# Java 17 (Spark needs it) from Debian packages when `java` is missing,
+# then a virtualenv in .venv with kforensics and its test extras.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "== installing Java 17 (needed by Spark)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
+.venv/bin/python -c 'import kforensics' || { echo "setup: kforensics did not install" >&2; exit 1; }
