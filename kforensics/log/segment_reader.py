@@ -175,10 +175,12 @@ class SegmentReader:
                         if pos >= size:
                             break
                         declared = self._declared_size(win, pos)
-                        if declared is None and not win.at_eof:
+                        if win.at_eof and pos >= win.file_pos:
+                            pass  # all that is left is held and still does not frame: a damaged tail
+                        elif declared is None:
                             win.slide(pos, HEADER_PREFIX)
                             continue
-                        if declared is not None and pos + declared <= size:
+                        elif pos + declared <= size:
                             if declared > self.max_entry:
                                 table = self._huge_entry(fh, pos, declared, recovered)
                                 if table is not None:
@@ -187,7 +189,7 @@ class SegmentReader:
                                     win.slide(pos)
                                     continue
                             else:
-                                win.slide(pos, declared)
+                                win.slide(pos, max(declared, HEADER_PREFIX))
                                 continue
                         # the entry cannot be completed from this file
                         nxt = self._handle_tail(win, pos, declared)
