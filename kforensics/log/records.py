@@ -58,7 +58,7 @@ def batch_fields(b) -> dict[str, Any]:
         ts_type = TIMESTAMP_TYPES[1 if attrs & record_batch.TIMESTAMP_TYPE_BIT else 0]
         dh = b.base_timestamp if attrs & record_batch.DELETE_HORIZON_BIT else None
         last_seq = _wrap_sequence(b.base_sequence, b.last_offset - b.base_offset) if b.base_sequence >= 0 else -1
-        count = b.last_offset - b.base_offset + 1
+        count = b.records_count
         base_ts = b.base_timestamp
         transactional = bool(attrs & record_batch.TRANSACTIONAL_BIT)
         control = bool(attrs & record_batch.CONTROL_BIT)

@@ -1,0 +1,206 @@
+"""Kafka's compression codecs as stored on disk, through libraries, with bounded output.
+
+* gzip: RFC 1952 members (possibly concatenated) — ``zlib``.
+* snappy: snappy-java's *xerial* block stream, not the official framing
+  format: a 16-byte header then ``[int32 length][raw snappy block]*``.  The
+  framing is parsed here; each block goes to ``cramjam``'s raw decoder.
+* lz4: Kafka's LZ4 frame.  For magic 0 Kafka writes the frame header checksum
+  over the magic bytes too (a historical bug) and skips checking it on read;
+  liblz4 checks it, so for magic 0 the right checksum is put back first.
+* zstd: a standard frame written by a streaming compressor (no content size).
+
+Every decoder stops once the output would pass ``max_output``, so a
+decompression bomb costs at most that much memory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import xxhash
+import zstandard
+
+from ..findings import FormatError
+
+CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+CODEC_IDS = {name: i for i, name in CODECS.items()}
+
+XERIAL_MAGIC = b"\x82SNAPPY\x00"
+XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
+XERIAL_BLOCK = 32 * 1024
+LZ4_MAGIC = b"\x04\x22\x4d\x18"
+_PIECE = 1 << 16
+
+
+def _bomb(limit: int) -> FormatError:
+    return FormatError("DECOMPRESSION_BOMB", f"decompressed size exceeds the limit of {limit} bytes", None, limit=limit)
+
+
+def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
+    """Decompress one batch payload (v2 records section or legacy wrapper value)."""
+    data = bytes(data)
+    if codec_id == 0:
+        return data
+    if codec_id not in CODECS:
+        raise FormatError("UNKNOWN_CODEC", f"unknown compression type id {codec_id}", None, codec=codec_id)
+    if codec_id == 4 and magic < 2:
+        raise FormatError("CODEC_NOT_ALLOWED_FOR_MAGIC", f"zstd is not allowed with magic {magic}", None)
+    try:
+        if codec_id == 1:
+            return _gunzip(data, max_output)
+        if codec_id == 2:
+            return _unsnappy(data, max_output)
+        if codec_id == 3:
+            return _unlz4(data, magic, max_output)
+        return _unzstd(data, max_output)
+    except FormatError:
+        raise
+    except Exception as e:  # library errors on damaged input
+        raise FormatError(
+            "DECOMPRESSION_FAILED", f"{CODECS[codec_id]} payload does not decompress: {e}", None,
+            codec=CODECS[codec_id],
+        ) from None
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    out = bytearray()
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        chunk = data
+        while chunk:
+            out += d.decompress(chunk, limit + 1 - len(out))
+            if len(out) > limit:
+                raise _bomb(limit)
+            chunk = d.unconsumed_tail
+        if not d.eof:
+            raise FormatError("DECOMPRESSION_FAILED", "gzip stream ends early", None, codec="gzip")
+        # JDK's GZIPInputStream reads concatenated members; trailing zero padding is not a member
+        data = d.unused_data
+        if not data.strip(b"\x00"):
+            break
+    return bytes(out)
+
+
+def _raw_snappy_length(block: bytes) -> int:
+    n = shift = 0
+    for i, b in enumerate(block[:5]):
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return n
+        shift += 7
+    raise FormatError("DECOMPRESSION_FAILED", "bad snappy block length", None, codec="snappy")
+
+
+def _raw_snappy(block: bytes, budget: int, limit: int) -> bytes:
+    if _raw_snappy_length(block) > budget:
+        raise _bomb(limit)
+    return bytes(cramjam.snappy.decompress_raw(block))
+
+
+def _unsnappy(data: bytes, limit: int) -> bytes:
+    if not data.startswith(XERIAL_MAGIC):
+        # snappy-java falls back to one raw block when the header is missing
+        return _raw_snappy(data, limit, limit)
+    out = bytearray()
+    pos = len(XERIAL_HEADER)
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise FormatError("DECOMPRESSION_FAILED", "truncated xerial chunk length", None, codec="snappy")
+        if data[pos : pos + 8] == XERIAL_MAGIC:  # a second concatenated stream
+            pos += len(XERIAL_HEADER)
+            continue
+        (n,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        if n < 0 or pos + n > len(data):
+            raise FormatError("DECOMPRESSION_FAILED", f"xerial chunk of {n} bytes overruns the payload", None,
+                              codec="snappy")
+        out += _raw_snappy(data[pos : pos + n], limit - len(out), limit)
+        pos += n
+    return bytes(out)
+
+
+def lz4_header_checksum(frame: bytes, *, broken: bool) -> int:
+    """The HC byte: xxh32 of the descriptor (Kafka's v0 writer wrongly includes the magic)."""
+    flg = frame[4]
+    desc_end = 6 + (8 if flg & 0x08 else 0)
+    start = 0 if broken else 4
+    return (xxhash.xxh32_intdigest(frame[start:desc_end]) >> 8) & 0xFF
+
+
+def _unlz4(data: bytes, magic: int, limit: int) -> bytes:
+    if len(data) < 7 or not data.startswith(LZ4_MAGIC):
+        raise FormatError("DECOMPRESSION_FAILED", "not an LZ4 frame", None, codec="lz4")
+    if magic == 0:
+        fixed = bytearray(data)
+        hc_at = 6 + (8 if data[4] & 0x08 else 0)
+        if hc_at < len(fixed):
+            fixed[hc_at] = lz4_header_checksum(data, broken=False)
+        data = bytes(fixed)
+    d = lz4.frame.LZ4FrameDecompressor()
+    out = bytearray()
+    chunk = data
+    while True:
+        out += d.decompress(chunk, max_length=min(_PIECE, limit + 1 - len(out)))
+        chunk = b""
+        if len(out) > limit:
+            raise _bomb(limit)
+        if d.eof:
+            break
+        if d.needs_input:
+            raise FormatError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
+    return bytes(out)
+
+
+def _unzstd(data: bytes, limit: int) -> bytes:
+    reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+    out = bytearray()
+    while True:
+        piece = reader.read(min(_PIECE, limit + 1 - len(out)) or 1)
+        if not piece:
+            break
+        out += piece
+        if len(out) > limit:
+            raise _bomb(limit)
+    return bytes(out)
+
+
+def compress(codec_id: int, data: bytes, *, magic: int) -> bytes:
+    """Compress a payload the way Kafka's producers lay it out (for writing fixtures)."""
+    if codec_id == 0:
+        return bytes(data)
+    if codec_id == 1:
+        return gzip.compress(data, mtime=0)
+    if codec_id == 2:
+        out = bytearray(XERIAL_HEADER)
+        for i in range(0, len(data), XERIAL_BLOCK):
+            block = bytes(cramjam.snappy.compress_raw(data[i : i + XERIAL_BLOCK]))
+            out += struct.pack(">i", len(block)) + block
+        return bytes(out)
+    if codec_id == 3:
+        frame = bytearray(
+            lz4.frame.compress(
+                data,
+                block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+                block_linked=False,
+                content_checksum=False,
+                store_size=False,
+            )
+        )
+        if magic == 0:
+            frame[6] = lz4_header_checksum(bytes(frame), broken=True)
+        return bytes(frame)
+    if codec_id == 4:
+        if magic < 2:
+            raise ValueError("zstd needs magic 2")
+        return _zstd_stream(data)
+    raise ValueError(f"unknown codec {codec_id}")
+
+
+def _zstd_stream(data: bytes) -> bytes:
+    # a streaming compressor, as zstd-jni's output stream: no content size in the frame header
+    c = zstandard.ZstdCompressor(write_content_size=False).compressobj()
+    return c.compress(data) + c.flush()

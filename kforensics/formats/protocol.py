@@ -1,0 +1,125 @@
+"""Kafka's flexible-version message encoding as Construct building blocks.
+
+Used by KRaft control records and metadata records.  In flexible versions:
+strings, bytes and arrays are *compact* (``uvarint(n + 1)``, 0 meaning null),
+and every struct ends with a tagged-field section (``uvarint count``, then per
+field ``uvarint tag, uvarint size, bytes``).  Unknown tags are kept as raw
+bytes so that ``build(parse(x)) == x``.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from construct import Adapter, Bytes, Construct, ExplicitError, ListContainer, Struct, stream_read, stream_write
+
+from .varint import UVarInt
+
+
+class CompactBytes(Construct):
+    """``uvarint(len + 1)`` then the bytes; ``None`` for null (0)."""
+
+    def _parse(self, stream, context, path):
+        n = UVarInt._parsereport(stream, context, path)
+        return None if n == 0 else stream_read(stream, n - 1, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            UVarInt._build(0, stream, context, path)
+            return obj
+        data = bytes(obj)
+        UVarInt._build(len(data) + 1, stream, context, path)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class CompactString(Adapter):
+    """A compact UTF-8 string (``None`` for null)."""
+
+    def __init__(self):
+        super().__init__(CompactBytes())
+
+    def _decode(self, obj, context, path):
+        return None if obj is None else obj.decode("utf-8", errors="replace")
+
+    def _encode(self, obj, context, path):
+        return None if obj is None else obj.encode("utf-8")
+
+
+class CompactArray(Construct):
+    """``uvarint(count + 1)`` then the elements; ``None`` for null (0)."""
+
+    def __init__(self, subcon: Construct):
+        super().__init__()
+        self.subcon = subcon
+
+    def _parse(self, stream, context, path):
+        n = UVarInt._parsereport(stream, context, path)
+        if n == 0:
+            return None
+        return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(n - 1))
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            UVarInt._build(0, stream, context, path)
+            return obj
+        UVarInt._build(len(obj) + 1, stream, context, path)
+        for item in obj:
+            self.subcon._build(item, stream, context, path)
+        return obj
+
+
+class TaggedFields(Construct):
+    """The tagged-field section closing a flexible struct: ``{tag: raw bytes}`` in ascending tag order."""
+
+    def _parse(self, stream, context, path):
+        count = UVarInt._parsereport(stream, context, path)
+        fields = {}
+        last = -1
+        for _ in range(count):
+            tag = UVarInt._parsereport(stream, context, path)
+            if tag <= last:
+                raise ExplicitError(f"tagged fields out of order ({tag} after {last})", path=path)
+            last = tag
+            size = UVarInt._parsereport(stream, context, path)
+            fields[tag] = stream_read(stream, size, path)
+        return fields
+
+    def _build(self, obj, stream, context, path):
+        obj = obj or {}
+        UVarInt._build(len(obj), stream, context, path)
+        for tag in sorted(obj):
+            UVarInt._build(tag, stream, context, path)
+            UVarInt._build(len(obj[tag]), stream, context, path)
+            stream_write(stream, obj[tag], len(obj[tag]), path)
+        return obj
+
+
+def uuid_to_str(raw: bytes) -> str:
+    """Kafka's text form of a Uuid: URL-safe base64 of the 16 bytes, without padding."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def str_to_uuid(text: str) -> bytes:
+    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if len(raw) != 16:
+        raise ValueError(f"not a Kafka Uuid: {text!r}")
+    return raw
+
+
+class Uuid(Adapter):
+    """16 bytes, shown in Kafka's base64 text form."""
+
+    def __init__(self):
+        super().__init__(Bytes(16))
+
+    def _decode(self, obj, context, path):
+        return uuid_to_str(obj)
+
+    def _encode(self, obj, context, path):
+        return str_to_uuid(obj)
+
+
+def flexible(*fields) -> Struct:
+    """A flexible-version struct: the given fields followed by the tagged-field section."""
+    return Struct(*fields, "_tagged" / TaggedFields())
