@@ -77,7 +77,7 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
         max_message_size=max_message_size,
     )
     result = DumpResult()
-    out = click.get_text_stream("stdout")
+    out = sys.stdout
     for path in files:
         kind = classify_name(path)
         if fmt == "text":

@@ -82,7 +82,7 @@ def record_line(batch: dict[str, Any], r: dict[str, Any], print_data: bool) -> s
         if kind in ("COMMIT", "ABORT"):
             line += f" endTxnMarker: {kind} coordinatorEpoch: {control.get('coordinatorEpoch')}"
         else:
-            body = {k: v for k, v in control.items() if k not in ("type", "typeId", "keyVersion")}
+            body = {k: v for k, v in control.items() if k not in ("type", "typeId", "keyVersion", "detail")}
             label = {
                 "LEADER_CHANGE": "LeaderChange:",
                 "SNAPSHOT_HEADER": "SnapshotHeader",
