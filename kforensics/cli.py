@@ -103,5 +103,54 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
     sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in reported) else EXIT_CLEAN)
 
 
+def _inside(child: str, parent: str) -> bool:
+    child, parent = os.path.realpath(child), os.path.realpath(parent)
+    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+
+
+@main.command()
+@click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write Parquet tables to this directory.")
+@click.option("--fail-on", default="high", show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option("--kafka-version", default="latest", show_default=True, help="Kafka behaviour to model (epoch cache rules).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, progress):
+    """Scan a broker's log dir(s) (several for JBOD) as forensic evidence.
+
+    Reports per-partition facts (log start/end, high watermark, epoch caches,
+    producers) and findings with file and byte position.  Nothing inside
+    LOG_DIRS is ever written.  Example: kforensics scan /data/kafka-logs --out /tmp/evidence
+    """
+    from .analysis.scan import scan_log_dirs
+    from .render import render_scan_text
+
+    try:
+        threshold = Severity.parse(fail_on)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--fail-on")
+    if out_dir:
+        for d in log_dirs:
+            if _inside(out_dir, d):
+                raise click.BadParameter(f"{out_dir} is inside the evidence {d}; write elsewhere", param_hint="--out")
+    show = sys.stderr.isatty() if progress is None else progress
+    if show:
+        from .render import scan_with_progress
+
+        report = scan_with_progress(log_dirs, kafka_version=kafka_version, keep_batches=bool(out_dir))
+    else:
+        report = scan_log_dirs(log_dirs, kafka_version=kafka_version, keep_batches=bool(out_dir))
+    if out_dir:
+        from .analysis.tables import write_parquet
+
+        write_parquet(report, out_dir)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(report.to_dict(), default=json_default) + "\n")
+    else:
+        render_scan_text(report, sys.stdout)
+    worst = report.max_severity()
+    sys.exit(EXIT_FINDINGS if worst is not None and worst >= threshold else EXIT_CLEAN)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

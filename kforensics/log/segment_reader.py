@@ -11,6 +11,7 @@ still reported, flagged as recovered past corruption.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import zlib
 from collections.abc import Iterator
@@ -60,15 +61,18 @@ class ReadSummary:
     kafka_valid_bytes: int = 0
     kafka_stop: str | None = None
     recovered_batches: int = 0
+    sha256: str | None = None
     findings: list[Finding] = field(default_factory=list)
 
 
 class _Window:
     """A sliding window over the file: ``buf[0:n]`` holds file bytes from ``file_pos``."""
 
-    def __init__(self, fh, size: int, capacity: int):
+    def __init__(self, fh, size: int, capacity: int, hasher=None):
         self.fh = fh
         self.size = size
+        self.hasher = hasher  # fed every byte once, in order, as it is first read
+        self.hashed = 0
         self.buf = np.empty(capacity, dtype=np.uint8)
         self.file_pos = 0
         self.n = 0
@@ -100,10 +104,27 @@ class _Window:
         self.fh.seek(self.end)
         mv = memoryview(self.buf)
         while self.n < self.buf.shape[0] and not self.at_eof:
+            at = self.end
             got = self.fh.readinto(mv[self.n :])
             if not got:
                 break
+            if self.hasher is not None and at <= self.hashed < at + got:
+                self.hasher.update(mv[self.n + self.hashed - at : self.n + got])
+                self.hashed = at + got
             self.n += got
+
+    def finish_hash(self) -> str | None:
+        """Hash whatever was never read through the window (skipped huge entries) and return the digest."""
+        if self.hasher is None:
+            return None
+        self.fh.seek(self.hashed)
+        while self.hashed < self.size:
+            piece = self.fh.read(min(8 << 20, self.size - self.hashed))
+            if not piece:
+                break
+            self.hasher.update(piece)
+            self.hashed += len(piece)
+        return self.hasher.hexdigest()
 
     def bytes_at(self, pos: int, length: int) -> memoryview | None:
         """Bytes at file position ``pos`` if they are in the window."""
@@ -127,11 +148,13 @@ class SegmentReader:
         window: int = DEFAULT_WINDOW,
         rows: int = DEFAULT_ROWS,
         max_entry: int = DEFAULT_MAX_ENTRY,
+        sha256: bool = False,
     ):
         self.path = os.fspath(path)
         self.window_size = window
         self.rows = rows
         self.max_entry = max_entry
+        self.sha256 = sha256
         self.summary = ReadSummary(self.path)
         self._win: _Window | None = None
 
@@ -155,7 +178,8 @@ class SegmentReader:
         with open(self.path, "rb", buffering=0) as fh:
             size = os.fstat(fh.fileno()).st_size
             self.summary.size = size
-            win = _Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)))
+            win = _Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
+                          hashlib.sha256() if self.sha256 else None)
             self._win = win
             win.slide(0)
             out = K.new_batch_table(self.rows)
@@ -201,6 +225,7 @@ class SegmentReader:
                     recovered = True
                     if pos < win.file_pos or pos + HEADER_PREFIX > win.end:
                         win.slide(pos)
+                self.summary.sha256 = win.finish_hash()
             finally:
                 self._win = None
         if self.summary.kafka_stop is None:

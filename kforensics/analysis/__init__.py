@@ -1,0 +1,1 @@
+"""Analysis: pure-Python checks, epoch cache, truncation replay."""
