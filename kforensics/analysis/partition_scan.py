@@ -310,7 +310,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
             cp = checkpoint.decode(data, "leader_epoch_checkpoint")
             scan.findings += [f.at(str(pd.leader_epoch_checkpoint)) for f in cp.findings]
             scan.epoch_cache_written = cp.epochs()
-            written = LeaderEpochCache(cp.epochs())
+            written = LeaderEpochCache(cp.epochs(), mode=mode)
             for d in diff_caches(written, rebuilt, scan.log_end_offset, log_start_offset=scan.log_start_offset):
                 sev = {"EPOCH_EMPTY_AT_LEO": Severity.INFO, "EPOCH_CHECKPOINT_NOT_MONOTONIC": Severity.MEDIUM}.get(
                     d.code, Severity.LOW)
