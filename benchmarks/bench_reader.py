@@ -29,7 +29,6 @@ DEFAULT_ORACLE = HERE.parent.parent / "shared" / "oracle"
 
 def measure(mode: str, path: str, runs: int) -> dict:
     """Run in this process: best and median wall time of ``runs`` passes after one warm-up."""
-    from kforensics.log.records import iter_record_tables
     from kforensics.log.segment_reader import SegmentReader
 
     def shallow():
@@ -42,6 +41,8 @@ def measure(mode: str, path: str, runs: int) -> dict:
         return n, bad
 
     def deep():
+        from kforensics.log.records import iter_record_tables
+
         r = SegmentReader(path)
         n = 0
         for _t, rt in iter_record_tables(r):
@@ -79,8 +80,8 @@ def in_subprocess(mode: str, path: str, runs: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def kafka_anchor(oracle: Path, path: str) -> dict[str, float]:
-    """batches/s of Kafka's FileRecords reader (shallow) from ``segment-read``."""
+def kafka_anchor(oracle: Path, path: str) -> dict[str, str]:
+    """Kafka's FileRecords reader (shallow and deep) from ``segment-read``: its SUMMARY lines."""
     tool = oracle / "bin" / "segment-read"
     if not (oracle / "build" / "classes").exists():
         return {}
@@ -127,8 +128,9 @@ def main() -> None:
         while fh.read(8 << 20):
             pass
     print(f"segment {path}: {size:,} bytes")
+    results = {}
     for mode in ("shallow", "deep"):
-        r = in_subprocess(mode, path, args.runs)
+        r = results[mode] = in_subprocess(mode, path, args.runs)
         rate = r["count"] / r["best_s"]
         unit = "batches" if mode == "shallow" else "records"
         print(
@@ -139,8 +141,13 @@ def main() -> None:
     anchor = kafka_anchor(oracle, path)
     if anchor:
         print("Kafka FileRecords (same run):")
-        for line in anchor.values():
+        for mode, line in anchor.items():
             print("  " + line)
+            fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+            kafka_rate = float(fields.get("best_records_per_s" if mode == "deep" else "best_batches_per_s", 0))
+            ours = results[mode]["count"] / results[mode]["best_s"]
+            if kafka_rate:
+                print(f"  ratio kforensics/Kafka FileRecords ({mode}): {ours / kafka_rate:.1f}x")
     else:
         print(f"(no Kafka anchor: build the oracle at {oracle} to compare)")
     print("targets: shallow >= 3 M batches/s; deep >= 1 M records/s; peak RSS <= 150 MB")
