@@ -97,6 +97,8 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
         for f in reported:
             out.write(json.dumps(f.to_dict(), default=json_default) + "\n")
     else:
+        for line in result.stderr:
+            click.echo(line, err=True)
         for f in reported:
             click.echo(_finding_text(f), err=True)
     out.flush()

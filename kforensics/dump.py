@@ -34,6 +34,7 @@ class DumpResult:
     """What dumping one file found (the lines/objects are streamed separately)."""
 
     findings: list[Finding] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)  # kafka-dump-log's stderr reports
 
 
 def _bool(v: bool) -> str:
@@ -112,8 +113,14 @@ def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: Dump
         yield "KRaft bootstrap snapshot"
     deep = opts.deep or opts.print_data
     reader = SegmentReader(path)
+    prev_last = None
+    gaps: list[tuple[int, int]] = []
     for b in reader.batches():
         d = entry_dict(b, deep=deep, with_data=opts.print_data)
+        first = d["base_offset"] if d["base_offset"] is not None else d["last_offset"]
+        if prev_last is not None and first != prev_last + 1:
+            gaps.append((prev_last, first))
+        prev_last = d["last_offset"]
         line = batch_line(d)
         if b.recovered:
             line += " recovered: true"
@@ -131,6 +138,9 @@ def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: Dump
                         position=b.position,
                     )
                 )
+    if gaps:
+        result.stderr.append(f"Non-consecutive offsets in {os.path.abspath(path)}")
+        result.stderr += [f"  {a} is followed by {b}" for a, b in gaps]
     summary = reader.summary
     trailing = summary.size - summary.kafka_valid_bytes
     if trailing:

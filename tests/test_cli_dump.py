@@ -98,3 +98,10 @@ def test_unknown_files_are_reported_not_ignored(tmp_path):
     r = run("dump", p)
     assert f"Ignoring unknown file {p}" in r.output
     assert r.exit_code == 1
+
+
+def test_non_consecutive_offsets_are_reported_on_stderr(tmp_path):
+    p = seg(tmp_path, build_batch([RecordData(0, 1, None, b"a")]) + build_batch([RecordData(5, 2, None, b"b")]))
+    r = run("dump", p)
+    assert r.stderr.splitlines()[:2] == [f"Non-consecutive offsets in {p}", "  0 is followed by 5"]
+    assert "Non-consecutive" not in r.stdout
