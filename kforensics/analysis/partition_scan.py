@@ -81,6 +81,7 @@ class PartitionScan:
     recovery: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     files: list[FileRecord] = field(default_factory=list)
+    code_counts: dict[str, int] = field(default_factory=dict)
 
     @property
     def uncommitted(self) -> int | None:
@@ -147,7 +148,22 @@ def _read_small(path: Path, scan: PartitionScan, kind: str) -> bytes | None:
     return data
 
 
+def _distinct(a: np.ndarray) -> list[int]:
+    """Distinct values; cheap for the usual case of a single value per chunk."""
+    if not len(a):
+        return []
+    lo, hi = a.min(), a.max()
+    return [int(lo)] if lo == hi else np.unique(a).tolist()
+
+
+MAX_PER_CODE = 100  # per partition; the rest are counted, not listed
+
+
 def _add(scan: PartitionScan, code: str, sev: Severity, msg: str, file=None, position=None, line=None, **facts):
+    n = scan.code_counts.get(code, 0) + 1
+    scan.code_counts[code] = n
+    if n > MAX_PER_CODE:
+        return
     scan.findings.append(Finding(code, sev, msg, file=None if file is None else str(file), position=position,
                                  line=line, facts=facts))
 
@@ -177,6 +193,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
 
     # ---- segments: headers, CRCs, offsets
     epoch_batches: list[tuple[int, int, int]] = []
+    last_epoch_key = -3
     prev_last: int | None = None
     pids: set[int] = set()
     txn_open: dict[int, int] = {}
@@ -192,9 +209,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
         facts = SegmentFacts(seg.base_offset, str(seg.log))
         scan.segments.append(facts)
         reader = SegmentReader(seg.log, sha256=True)
-        lasts: list[int] = []
-        positions: list[int] = []
-        maxts: list[int] = []
+        ix = _IndexCheck(scan, seg)
         try:
             for t in reader.tables():
                 n = len(t)
@@ -207,7 +222,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
                 starts = np.concatenate(([prev_last if prev_last is not None else -1], last[:-1]))
                 known_base = np.where(base >= 0, base, np.where(starts >= 0, np.minimum(last, starts + 1), last))
                 bad = np.nonzero((known_base <= starts) | (last <= starts))[0]
-                for i in bad[:20]:
+                for i in bad[: MAX_PER_CODE + 1]:
                     if prev_last is None and i == 0:
                         continue
                     _add(scan, "OFFSET_NOT_INCREASING", Severity.HIGH,
@@ -215,7 +230,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
                          seg.log, int(t["position"][i]), previous_last_offset=int(starts[i]),
                          base_offset=int(known_base[i]))
                 gaps = np.nonzero(known_base > starts + 1)[0]
-                for i in gaps[:20]:
+                for i in gaps[: MAX_PER_CODE + 1]:
                     if starts[i] < 0:
                         continue
                     # Kafka assigns offsets contiguously; only compaction removes some. Without a
@@ -235,12 +250,20 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
                 rc = t["records_count"]
                 facts.records += int(np.where(rc >= 0, rc, 1).sum())
                 v2 = magic == 2
-                epoch_batches += zip(t["partition_leader_epoch"].tolist(), known_base.tolist(), magic.tolist())
-                magics_all.update(np.unique(magic).tolist())
-                facts.magics = sorted(set(facts.magics) | set(np.unique(magic).tolist()))
-                facts.codecs = sorted(set(facts.codecs) | set(np.unique(attrs & COMPRESSION_MASK).tolist()))
+                # only rows where the epoch (or legacy-ness) changes can change the cache: same-epoch
+                # batches at later offsets are no-ops for assign, so keep the transitions alone
+                ple = t["partition_leader_epoch"]
+                key = np.where(magic < 2, -2, ple)
+                prev_key = np.concatenate(([last_epoch_key], key[:-1]))
+                keep = np.nonzero(key != prev_key)[0]
+                epoch_batches += zip(ple[keep].tolist(), known_base[keep].tolist(), magic[keep].tolist())
+                last_epoch_key = int(key[-1]) if n else last_epoch_key
+                seen_magics = _distinct(magic)
+                magics_all.update(seen_magics)
+                facts.magics = sorted(set(facts.magics) | set(seen_magics))
+                facts.codecs = sorted(set(facts.codecs) | set(_distinct(attrs & COMPRESSION_MASK)))
                 pid = t["producer_id"]
-                pids.update(np.unique(pid[v2 & (pid >= 0)]).tolist())
+                pids.update(_distinct(pid[v2 & (pid >= 0)]))
                 # transactions: data batches open one, a control batch (marker) closes it
                 tx = np.nonzero(v2 & ((attrs & TRANSACTIONAL_BIT) != 0))[0]
                 for i in tx.tolist():
@@ -252,9 +275,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
                 invalid = np.nonzero(~t.crc_valid())[0]
                 if len(invalid) and facts.first_invalid_position is None:
                     facts.first_invalid_position = int(t["position"][invalid[0]])
-                lasts += last.tolist()
-                positions += t["position"].tolist()
-                maxts += t["max_timestamp"].tolist()
+                ix.feed(t["position"], last)
                 if keep_batches:
                     scan.batch_tables.append((str(seg.log), t.data))
                 if progress:
@@ -277,7 +298,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
             _add(scan, "SEGMENT_BELOW_NAME", Severity.MEDIUM,
                  f"first batch starts at offset {facts.first_offset}, below the segment's name {seg.base_offset}",
                  seg.log, 0, first_offset=facts.first_offset, base_offset=seg.base_offset)
-        _check_indexes(scan, seg, facts, positions, lasts, maxts, ctx.bare)
+        ix.finish(facts, ctx.bare)
 
     # ---- log start / end
     bases = [s.first_offset for s in scan.segments if s.first_offset is not None]
@@ -301,7 +322,7 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
     # ---- leader-epoch cache: as written vs rebuilt from the batches
     rebuilt, notes = rebuild_from_batches(epoch_batches, mode)
     scan.epoch_cache_rebuilt = list(rebuilt.entries)
-    scan.epochs_seen = sorted({e for e, _, m in epoch_batches if m == 2 and e >= 0})
+    scan.epochs_seen = sorted({e for e, _, m in epoch_batches if m == 2 and e >= 0})  # transitions cover all epochs
     for note in notes:
         _add(scan, note.code, Severity.MEDIUM, note.message, pd.path, **note.facts)
     if pd.leader_epoch_checkpoint is not None:
@@ -325,6 +346,11 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
     scan.open_transactions = [{"producer_id": p, "first_offset": o} for p, o in sorted(txn_open.items())]
     _check_snapshots(scan, pd)
     scan.recovery = _recovery_plan(scan, pd, ctx)
+    for code, n in sorted(scan.code_counts.items()):
+        if n > MAX_PER_CODE:
+            scan.findings.append(Finding("MORE_FINDINGS", Severity.INFO,
+                                         f"{n - MAX_PER_CODE} more {code} findings in this partition not listed",
+                                         file=str(pd.path), facts={"code": code, "total": n}))
     return scan
 
 
@@ -337,52 +363,89 @@ def _leftover_fate(suffix: str | None) -> str:
     }.get(suffix or "", "leaves it")
 
 
-def _check_indexes(scan: PartitionScan, seg: SegmentFiles, facts: SegmentFacts, positions, lasts, maxts,
-                   bare: bool) -> None:
-    by_pos = dict(zip(positions, lasts))
-    if seg.offset_index is None and facts.batches:
-        _add(scan, "INDEX_MISSING", Severity.INFO if bare else Severity.LOW,
-             "segment without .index: Kafka recovers (re-reads) it at startup", seg.log, base_offset=seg.base_offset)
-    if seg.offset_index is not None:
-        facts.has_index = True
-        data = _read_small(seg.offset_index, scan, "offset_index")
-        if data is not None:
-            idx = offset_index.decode(data, seg.base_offset)
-            scan.findings += [f.at(str(seg.offset_index)) for f in idx.findings]
-            wrong = [(i, o, p) for i, (o, p) in enumerate(idx.entries) if by_pos.get(p) is None
-                     or (facts.last_offset is not None and o > facts.last_offset)]
-            mismatch = [(i, o, p) for i, (o, p) in enumerate(idx.entries) if by_pos.get(p) not in (None, o)]
-            if wrong:
-                i, o, p = wrong[0]
+class _IndexCheck:
+    """Checks a segment's .index/.timeindex/.txnindex against its batches as they stream past.
+
+    The index is decoded first (at most ``segment.index.bytes``); each chunk of
+    batch headers then confirms the entries whose positions/offsets it holds,
+    so no per-batch list of the whole segment is ever kept.
+    """
+
+    def __init__(self, scan: PartitionScan, seg: SegmentFiles):
+        self.scan, self.seg = scan, seg
+        self.idx_off = self.idx_pos = self.tidx_off = None
+        self.idx_matched = self.idx_same = self.tidx_found = None
+        if seg.offset_index is not None:
+            data = _read_small(seg.offset_index, scan, "offset_index")
+            if data is not None:
+                idx = offset_index.decode(data, seg.base_offset)
+                scan.findings += [f.at(str(seg.offset_index)) for f in idx.findings]
+                arr = np.array(idx.entries, dtype=np.int64).reshape(-1, 2)
+                self.idx_off, self.idx_pos = arr[:, 0], arr[:, 1]
+                self.idx_matched = np.zeros(len(arr), bool)
+                self.idx_same = np.zeros(len(arr), bool)
+        if seg.time_index is not None:
+            data = _read_small(seg.time_index, scan, "time_index")
+            if data is not None:
+                tidx = time_index.decode(data, seg.base_offset)
+                scan.findings += [f.at(str(seg.time_index)) for f in tidx.findings]
+                self.tidx_off = np.array([o for _t, o in tidx.entries], dtype=np.int64)
+                self.tidx_found = np.zeros(len(self.tidx_off), bool)
+        if seg.txn_index is not None:
+            data = _read_small(seg.txn_index, scan, "txn_index")
+            if data is not None:
+                tx = txn_index.decode(data, seg.base_offset)
+                scan.findings += [f.at(str(seg.txn_index)) for f in tx.findings]
+
+    def feed(self, positions: np.ndarray, lasts: np.ndarray) -> None:
+        if not len(positions):
+            return
+        if self.idx_pos is not None and len(self.idx_pos):
+            j = np.searchsorted(positions, self.idx_pos)
+            j = np.clip(j, 0, len(positions) - 1)
+            hit = positions[j] == self.idx_pos
+            self.idx_matched |= hit
+            self.idx_same |= hit & (lasts[j] == self.idx_off)
+        if self.tidx_off is not None and len(self.tidx_off):
+            order = np.argsort(lasts, kind="stable")
+            sl = lasts[order]
+            j = np.clip(np.searchsorted(sl, self.tidx_off), 0, len(sl) - 1)
+            self.tidx_found |= sl[j] == self.tidx_off
+
+    def finish(self, facts: SegmentFacts, bare: bool) -> None:
+        scan, seg = self.scan, self.seg
+        facts.has_index = seg.offset_index is not None
+        facts.has_time_index = seg.time_index is not None
+        facts.has_txn_index = seg.txn_index is not None
+        if seg.offset_index is None and facts.batches:
+            _add(scan, "INDEX_MISSING", Severity.INFO if bare else Severity.LOW,
+                 "segment without .index: Kafka recovers (re-reads) it at startup", seg.log, base_offset=seg.base_offset)
+        if self.idx_pos is not None and len(self.idx_pos):
+            beyond = self.idx_off > facts.last_offset if facts.last_offset is not None else np.ones(len(self.idx_off), bool)
+            wrong = np.nonzero(~self.idx_matched | beyond)[0]
+            mismatch = np.nonzero(self.idx_matched & ~self.idx_same & ~beyond)[0]
+            if len(wrong):
+                i = int(wrong[0])
+                o, p = int(self.idx_off[i]), int(self.idx_pos[i])
                 _add(scan, "INDEX_POINTS_WRONG", Severity.MEDIUM,
                      f"{len(wrong)} index entries point to no batch start or past the log (first: offset {o} -> "
                      f"position {p}); Kafka's lookups go wrong until the index is rebuilt",
                      seg.offset_index, i * offset_index.ENTRY_SIZE, count=len(wrong), offset=o, log_position=p)
-            if mismatch:
-                i, o, p = mismatch[0]
+            if len(mismatch):
+                i = int(mismatch[0])
                 _add(scan, "INDEX_OFFSET_MISMATCH", Severity.INFO,
                      f"{len(mismatch)} index entries name an offset other than their batch's last offset (first: "
-                     f"{o} vs {by_pos[p]}); normal for follower appends before KAFKA-806",
+                     f"entry offset {int(self.idx_off[i])} at position {int(self.idx_pos[i])}); normal for follower "
+                     "appends before KAFKA-806",
                      seg.offset_index, i * offset_index.ENTRY_SIZE, count=len(mismatch))
-    if seg.time_index is not None:
-        facts.has_time_index = True
-        data = _read_small(seg.time_index, scan, "time_index")
-        if data is not None:
-            tidx = time_index.decode(data, seg.base_offset)
-            scan.findings += [f.at(str(seg.time_index)) for f in tidx.findings]
-            known = set(lasts)
-            missing = [(i, o) for i, (_t, o) in enumerate(tidx.entries) if o not in known]
-            if missing and facts.batches:
-                i, o = missing[0]
+        if self.tidx_off is not None and len(self.tidx_off) and facts.batches:
+            missing = np.nonzero(~self.tidx_found)[0]
+            if len(missing):
+                i = int(missing[0])
                 _add(scan, "TIMEINDEX_POINTS_WRONG", Severity.LOW,
-                     f"{len(missing)} time-index entries name offsets that are no batch's last offset (first: {o})",
+                     f"{len(missing)} time-index entries name offsets that are no batch's last offset "
+                     f"(first: {int(self.tidx_off[i])})",
                      seg.time_index, i * time_index.ENTRY_SIZE, count=len(missing))
-    if seg.txn_index is not None:
-        facts.has_txn_index = True
-        data = _read_small(seg.txn_index, scan, "txn_index")
-        if data is not None:
-            tx = txn_index.decode(data, seg.base_offset)
-            scan.findings += [f.at(str(seg.txn_index)) for f in tx.findings]
 
 
 def _check_watermarks(scan: PartitionScan, pd: PartitionDir, ctx: PartitionContext) -> None:

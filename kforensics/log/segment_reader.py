@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from ..formats import legacy, record_batch
 from . import kernels as K
 
 DEFAULT_WINDOW = 4 << 20
+_HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
 DEFAULT_ROWS = 1 << 13
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
 DEFAULT_MAX_ENTRY = 64 << 20
@@ -73,6 +75,7 @@ class _Window:
         self.size = size
         self.hasher = hasher  # fed every byte once, in order, as it is first read
         self.hashed = 0
+        self._pending = None
         self.buf = np.empty(capacity, dtype=np.uint8)
         self.file_pos = 0
         self.n = 0
@@ -91,6 +94,7 @@ class _Window:
 
         Grows the buffer when ``need`` (bytes wanted from ``new_start``) exceeds it.
         """
+        self.join_hash()
         keep_from = new_start - self.file_pos
         keep = max(0, self.n - keep_from)
         if need > self.buf.shape[0]:
@@ -109,12 +113,20 @@ class _Window:
             if not got:
                 break
             if self.hasher is not None and at <= self.hashed < at + got:
-                self.hasher.update(mv[self.n + self.hashed - at : self.n + got])
+                # hashing runs on a helper thread (hashlib releases the GIL) while the walk
+                # proceeds on the same, read-only bytes; it is joined before they are overwritten
+                self._pending = _HASH_POOL.submit(self.hasher.update, mv[self.n + self.hashed - at : self.n + got])
                 self.hashed = at + got
             self.n += got
 
+    def join_hash(self) -> None:
+        if self._pending is not None:
+            self._pending.result()
+            self._pending = None
+
     def finish_hash(self) -> str | None:
         """Hash whatever was never read through the window (skipped huge entries) and return the digest."""
+        self.join_hash()
         if self.hasher is None:
             return None
         self.fh.seek(self.hashed)
@@ -227,6 +239,7 @@ class SegmentReader:
                         win.slide(pos)
                 self.summary.sha256 = win.finish_hash()
             finally:
+                win.join_hash()
                 self._win = None
         if self.summary.kafka_stop is None:
             self.summary.kafka_valid_bytes = size
