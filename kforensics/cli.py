@@ -154,5 +154,59 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, progress):
     sys.exit(EXIT_FINDINGS if worst is not None and worst >= threshold else EXIT_CLEAN)
 
 
+@main.command()
+@click.argument("log_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--broker", "broker_dirs", multiple=True, metavar="ID=DIR", help="A broker's log dir with its id.")
+@click.option("--scenario", type=click.Path(exists=True, file_okay=False),
+              help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario builder.")
+@click.option("--topic", help="Only this topic.")
+@click.option("--partition", type=int, help="Only this partition.")
+@click.option("--kafka-version", default="latest", show_default=True,
+              help="Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
+@click.option("--leader", type=int, help="Broker to elect (default: highest latest epoch, then longest log).")
+@click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, fmt):
+    """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
+
+    Each LOG_DIR is one broker's log dir (broker id from meta.properties), or
+    use --broker ID=DIR.  Example: kforensics replay /snap/b1 /snap/b2 /snap/b3 --kafka-version 2.0.0
+    """
+    from .analysis.replay_report import replay_all, render_replay_text
+
+    brokers: dict[int, list[str]] | list[str]
+    events = None
+    if scenario:
+        from .analysis.replay_inputs import load_scenario
+
+        sc = load_scenario(scenario)
+        brokers, events = sc["brokers"], sc["events"] or None
+    elif broker_dirs:
+        brokers = {}
+        for spec in broker_dirs:
+            bid, _, d = spec.partition("=")
+            if not bid.isdigit() or not d:
+                raise click.BadParameter(f"{spec!r} is not ID=DIR", param_hint="--broker")
+            brokers.setdefault(int(bid), []).append(d)
+        if log_dirs:
+            raise click.BadParameter("give either LOG_DIRS or --broker, not both")
+    else:
+        if not log_dirs:
+            raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
+        brokers = list(log_dirs)
+    try:
+        doc = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
+                         what_if=what_if, events=events)
+    except ValueError as e:
+        raise click.BadParameter(str(e))
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc, default=json_default) + "\n")
+    else:
+        render_replay_text(doc, sys.stdout)
+    bad = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED"}
+    hit = any(v["code"] in bad for p in doc["partitions"] for r in p["replicas"] for v in r["verdicts"])
+    sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -215,7 +215,9 @@ def _check_election(by_id, states, leader, bound, outcomes, findings):
     for bid, r in by_id.items():
         if bid == leader or not r.high_watermark:
             continue
-        committed = r.log.data[r.log.col("last") < r.high_watermark]
+        # batches both cleaners may have removed are no evidence of anything
+        committed = r.log.data[(r.log.col("last") < r.high_watermark)
+                               & (r.log.col("base") >= _cleaned(r, by_id[leader]))]
         missing = [tuple(x) for x in committed[:, :4].tolist() if tuple(x) not in ident_leader]
         if missing:
             findings.append({"code": "UNCLEAN_ELECTION", "broker_id": leader,
@@ -260,7 +262,7 @@ def _verdicts(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: i
                 out.append(Verdict(code, r["offsets"], r["records"], r["bytes"], r["producer_ids"], detail))
     # fork: retained batches that differ from the leader's at the same offsets
     if st is not leader:
-        div = _first_difference(st.log, leader.log)
+        div = _first_difference(st.log, leader.log, _cleaned(replica, leader.replica))
         if div is not None:
             differ = BatchLog(st.log.data[st.log.col("last") >= div])
             r = _ranges(differ)
@@ -271,7 +273,17 @@ def _verdicts(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: i
     return out
 
 
-def _first_difference(a: BatchLog, b: BatchLog) -> int | None:
+def _cleaned(a: Replica, b: Replica) -> int:
+    """Below this offset both replicas' cleaners have run, so their batches need not match."""
+    if a.cleaner_offset is None or b.cleaner_offset is None:
+        return -1
+    return min(a.cleaner_offset, b.cleaner_offset)
+
+
+def _first_difference(a: BatchLog, b: BatchLog, cleaned: int = -1) -> int | None:
+    if cleaned > 0:
+        a = BatchLog(a.data[a.col("base") >= cleaned])
+        b = BatchLog(b.data[b.col("base") >= cleaned])
     n = min(len(a), len(b))
     ia, ib = a.identity()[:n], b.identity()[:n]
     diff = np.nonzero(np.any(ia != ib, axis=1))[0]
@@ -281,7 +293,7 @@ def _first_difference(a: BatchLog, b: BatchLog) -> int | None:
 
 
 def _check_invariants(st: ReplicaState, leader: ReplicaState, bound: int, findings: list) -> None:
-    div = _first_difference(st.log, leader.log)
+    div = _first_difference(st.log, leader.log, _cleaned(st.replica, leader.replica))
     if div is not None:
         findings.append({"code": "LOG_MATCHING_VIOLATED", "broker_id": st.broker_id,
                          "message": f"after replay the follower's log is not a prefix of the leader's (from offset {div})"})
