@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from construct import Int32sb, Struct
 
 from ..findings import Finding, Severity
-from .index_common import decode_entries
+from .index_common import decode_entries, layout_findings, padding_start
 
 OffsetIndexEntry = Struct("relative_offset" / Int32sb, "position" / Int32sb)
 ENTRY_SIZE = OffsetIndexEntry.sizeof()
@@ -42,34 +42,10 @@ def decode(data: bytes, base_offset: int) -> OffsetIndex:
     arr, trailing = decode_entries(data, OffsetIndexEntry)
     rel = arr["relative_offset"].astype("int64")
     pos = arr["position"].astype("int64")
-    n = len(arr)
-    # padding: the first entry (i > 0) with relative offset 0
-    pad_at = n
-    if n > 1:
-        zeros = (rel[1:] == 0).nonzero()[0]
-        if len(zeros):
-            pad_at = int(zeros[0]) + 1
+    pad_at = padding_start(rel)
     idx = OffsetIndex(base_offset, list(zip((rel[:pad_at] + base_offset).tolist(), pos[:pad_at].tolist())))
-    idx.padding_entries = n - pad_at
-    if idx.padding_entries:
-        tail = arr[pad_at:]
-        nonzero = int((tail["relative_offset"] != 0).sum() + (tail["position"] != 0).sum())
-        idx.findings.append(
-            Finding(
-                "INDEX_PREALLOCATED_TAIL" if nonzero == 0 else "INDEX_DATA_AFTER_PADDING",
-                Severity.INFO if nonzero == 0 else Severity.LOW,
-                f"{idx.padding_entries} preallocated (zero) index slots after {pad_at} entries"
-                if nonzero == 0
-                else f"entries after the padding start at slot {pad_at}",
-                position=pad_at * ENTRY_SIZE,
-                facts={"entries": pad_at, "padding_entries": idx.padding_entries},
-            )
-        )
-    if trailing:
-        idx.findings.append(
-            Finding("INDEX_PARTIAL_ENTRY", Severity.LOW, f"length {len(data)} is not a multiple of {ENTRY_SIZE}",
-                    position=n * ENTRY_SIZE, facts={"trailing_bytes": trailing})
-        )
+    idx.padding_entries = len(arr) - pad_at
+    idx.findings += layout_findings(arr, pad_at, trailing, ENTRY_SIZE, "index")
     prev = None
     for i, (o, p) in enumerate(idx.entries):
         if o < base_offset or p < 0:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from construct import Int32sb, Int64sb, Struct
 
 from ..findings import Finding, Severity
-from .index_common import decode_entries
+from .index_common import decode_entries, layout_findings, padding_start
 
 TimeIndexEntry = Struct("timestamp" / Int64sb, "relative_offset" / Int32sb)
 ENTRY_SIZE = TimeIndexEntry.sizeof()
@@ -37,33 +37,12 @@ def decode(data: bytes, base_offset: int) -> TimeIndex:
     arr, trailing = decode_entries(data, TimeIndexEntry)
     ts = arr["timestamp"].astype("int64")
     rel = arr["relative_offset"].astype("int64")
-    n = len(arr)
-    pad_at = n
-    if n > 1:
-        zeros = ((rel[1:] == 0) & (ts[1:] == 0)).nonzero()[0]
-        if len(zeros):
-            pad_at = int(zeros[0]) + 1
-    if n == 1 and ts[0] == 0 and rel[0] == 0:
-        pad_at = 0
+    pad_at = padding_start(rel, ts)
+    if len(arr) == 1 and ts[0] == 0 and rel[0] == 0:
+        pad_at = 0  # a single all-zero slot is padding too
     idx = TimeIndex(base_offset, list(zip(ts[:pad_at].tolist(), (rel[:pad_at] + base_offset).tolist())))
-    idx.padding_entries = n - pad_at
-    if idx.padding_entries:
-        tail = arr[pad_at:]
-        clean = not (tail["timestamp"] != 0).any() and not (tail["relative_offset"] != 0).any()
-        idx.findings.append(
-            Finding(
-                "INDEX_PREALLOCATED_TAIL" if clean else "INDEX_DATA_AFTER_PADDING",
-                Severity.INFO if clean else Severity.LOW,
-                f"{idx.padding_entries} preallocated (zero) time-index slots after {pad_at} entries",
-                position=pad_at * ENTRY_SIZE,
-                facts={"entries": pad_at, "padding_entries": idx.padding_entries},
-            )
-        )
-    if trailing:
-        idx.findings.append(
-            Finding("INDEX_PARTIAL_ENTRY", Severity.LOW, f"length {len(data)} is not a multiple of {ENTRY_SIZE}",
-                    position=n * ENTRY_SIZE, facts={"trailing_bytes": trailing})
-        )
+    idx.padding_entries = len(arr) - pad_at
+    idx.findings += layout_findings(arr, pad_at, trailing, ENTRY_SIZE, "time-index")
     prev = None
     for i, (t, o) in enumerate(idx.entries):
         if prev is not None and (t <= prev[0] or o < prev[1]):
