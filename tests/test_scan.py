@@ -188,3 +188,39 @@ def test_fail_on_threshold_and_exit_codes():
     assert run(main, ["scan", str(FIXTURES / "damaged")]).exit_code == 1
     assert run(main, ["scan", str(FIXTURES / "damaged"), "--fail-on", "critical"]).exit_code == 0
     assert run(main, ["scan", str(FIXTURES / "damaged"), "--fail-on", "bogus"]).exit_code == 2
+
+
+def test_partition_dir_names_and_truncated_topics(tmp_path):
+    from kforensics.formats.partition_metadata import encode as pm
+    from kforensics.log.log_dir import parse_partition_dir_name
+    from kforensics.log.writer import LogDirWriter
+
+    assert parse_partition_dir_name("my.topic-with-dashes-12").topic == "my.topic-with-dashes"
+    n = parse_partition_dir_name("orders-3.0123456789abcdef0123456789abcdef-delete")
+    assert (n.topic, n.partition, n.suffix) == ("orders", 3, "delete")
+    assert parse_partition_dir_name("orders-3.0123456789abcdef0123456789abcdef-future").suffix == "future"
+    assert parse_partition_dir_name("not_a_partition") is None
+    lw = LogDirWriter(tmp_path / "b", node_id=1)
+    lw.partition("a-very-long-topic-name", 0, topic_id="AAAAAAAAAAAAAAAAAAAABw")
+    lw.write()
+    d = tmp_path / "b" / "a-very-long-t-0.0123456789abcdef0123456789abcdef-delete"
+    d.mkdir()
+    (d / "partition.metadata").write_bytes(pm("AAAAAAAAAAAAAAAAAAAABw"))
+    r = scan_log_dirs([tmp_path / "b"])
+    deleted = next(p for p in r.partitions if p.suffix == "delete")
+    assert deleted.topic == "a-very-long-topic-name"
+    assert "TOPIC_NAME_FROM_TOPIC_ID" in {f.code for f in r.all_findings()}
+
+
+def test_unknown_codec_with_valid_crc_is_reported(tmp_path):
+    from kforensics.formats.record_batch import encode_batch
+    from kforensics.log.writer import LogDirWriter
+
+    lw = LogDirWriter(tmp_path / "b", node_id=1)
+    pw = lw.partition("t", 0)
+    pw.append(encode_batch(b"", base_offset=0, last_offset_delta=0, records_count=0, base_timestamp=0,
+                           max_timestamp=0, attributes=6, partition_leader_epoch=0))
+    lw.high_watermarks[("t", 0)] = 1
+    lw.write()
+    f = [f for f in scan_log_dirs([tmp_path / "b"]).all_findings() if f.code == "INVALID_ATTRIBUTES"]
+    assert len(f) == 1 and f[0].position == 0

@@ -272,6 +272,13 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
                         txn_open.pop(p_, None)
                     else:
                         txn_open.setdefault(p_, int(known_base[i]))
+                # codec ids 5-7 do not exist (zstd needs magic 2): Kafka cannot read such a batch
+                codec = attrs & COMPRESSION_MASK
+                weird = np.nonzero(t.crc_valid() & (codec > np.where(v2, 4, 3)))[0]
+                for i in weird[: MAX_PER_CODE + 1]:
+                    _add(scan, "INVALID_ATTRIBUTES", Severity.HIGH,
+                         f"batch with a valid CRC declares unknown compression codec {int(codec[i])} for magic "
+                         f"{int(magic[i])}", seg.log, int(t["position"][i]), attributes=int(attrs[i]))
                 invalid = np.nonzero(~t.crc_valid())[0]
                 if len(invalid) and facts.first_invalid_position is None:
                     facts.first_invalid_position = int(t["position"][invalid[0]])

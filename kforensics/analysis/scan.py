@@ -133,10 +133,23 @@ def scan_log_dirs(
                                         f"{kind.replace('_', '-')} names {key[0]}-{key[1]}, which has no directory here",
                                         file=str(ld.root_files.get(kind, ld.path)),
                                         facts={"topic": key[0], "partition": key[1], "offset": table[key]}))
+    _name_truncated_topics(partitions, findings)
     report = ScanReport(broker, partitions, findings, files, kafka_version)
     for p in partitions:
         report.files += p.files
     return report
+
+
+def _name_truncated_topics(partitions: list[PartitionScan], findings: list[Finding]) -> None:
+    """``-delete``/``-stray`` dir names may hold a truncated topic; partition.metadata's topic id names it."""
+    names = {p.topic_id: p.topic for p in partitions if p.suffix is None and p.topic_id}
+    for p in partitions:
+        if p.suffix in ("delete", "stray") and p.topic_id in names and names[p.topic_id] != p.topic:
+            findings.append(Finding("TOPIC_NAME_FROM_TOPIC_ID", Severity.INFO,
+                                    f"directory name gives topic {p.topic!r}; its topic id {p.topic_id} is "
+                                    f"{names[p.topic_id]!r}", file=str(Path(p.log_dir) / p.dir_name),
+                                    facts={"dir_topic": p.topic, "topic": names[p.topic_id]}))
+            p.topic = names[p.topic_id]
 
 
 def _root_context(ld: LogDir, broker: BrokerIdentity, findings: list, files: list) -> dict[str, Any]:
