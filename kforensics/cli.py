@@ -165,8 +165,9 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, progress):
               help="Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
 @click.option("--leader", type=int, help="Broker to elect (default: highest latest epoch, then longest log).")
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
+@click.option("--digests", is_flag=True, help="List key/value SHA-256 of every lost or forked record (reads them back).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, fmt):
+def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, fmt):
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), or
@@ -196,7 +197,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         brokers = list(log_dirs)
     try:
         doc = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
-                         what_if=what_if, events=events)
+                         what_if=what_if, events=events, digests=digests)
     except ValueError as e:
         raise click.BadParameter(str(e))
     if fmt == "json":

@@ -147,3 +147,17 @@ def test_replay_terminates_and_leaves_followers_as_prefixes_of_the_leader(draw, 
         assert not [f for f in results[v].findings if f["code"] == "LOG_MATCHING_VIOLATED"], v
     # the OffsetsForLeaderEpoch loop (2.0.1) and truncation on fetch (2.8+) reach the same logs
     assert results["2.0.1"].verdict_codes() == results["2.8"].verdict_codes() == results["latest"].verdict_codes()
+
+
+def test_digests_of_lost_records_are_read_back_from_the_replica():
+    sdir = ROOT / "fixtures" / "scenarios" / "kip101-s2-two-hard-failures"
+    r = CliRunner().invoke(main, ["replay", "--scenario", str(sdir), "--format", "json", "--digests"])
+    (p,) = json.loads(r.stdout)["partitions"]
+    lost = next(v for x in p["replicas"] if x["broker_id"] == 1 for v in x["verdicts"])
+    assert lost["code"] == "LOSS_COMMITTED"
+    (rec,) = lost["records_detail"]
+    import hashlib
+
+    assert rec["offset"] == 1
+    assert rec["key_sha256"] == hashlib.sha256(b"k1").hexdigest()
+    assert rec["value_sha256"] == hashlib.sha256(b"kip101-s2-two-hard-failures offset 1 epoch 0 broker 1").hexdigest()

@@ -35,9 +35,14 @@ class Verdict:
     bytes: int = 0
     producer_ids: list[int] = field(default_factory=list)
     detail: str = ""
+    batches: BatchLog | None = None  # the affected batches (for digests on demand); not serialised
+    records_detail: list[dict] | None = None  # key/value digests, when asked for
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = {k: v for k, v in self.__dict__.items() if k not in ("batches", "records_detail")}
+        if self.records_detail is not None:
+            d["records_detail"] = self.records_detail
+        return d
 
 
 @dataclass
@@ -259,7 +264,7 @@ def _verdicts(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: i
             part = BatchLog(lost.data[mask])
             if len(part):
                 r = _ranges(part)
-                out.append(Verdict(code, r["offsets"], r["records"], r["bytes"], r["producer_ids"], detail))
+                out.append(Verdict(code, r["offsets"], r["records"], r["bytes"], r["producer_ids"], detail, part))
     # fork: retained batches that differ from the leader's at the same offsets
     if st is not leader:
         div = _first_difference(st.log, leader.log, _cleaned(replica, leader.replica))
@@ -267,7 +272,7 @@ def _verdicts(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: i
             differ = BatchLog(st.log.data[st.log.col("last") >= div])
             r = _ranges(differ)
             out.append(Verdict("FORK", r["offsets"], r["records"], r["bytes"], r["producer_ids"],
-                               f"retained batches from offset {div} differ from the leader's"))
+                               f"retained batches from offset {div} differ from the leader's", differ))
     if not out:
         out.append(Verdict("OK"))
     return out

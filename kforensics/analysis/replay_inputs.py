@@ -16,7 +16,10 @@ from .scan import ScanReport, scan_log_dirs
 def replica_from_scan(broker_id: int, p: PartitionScan) -> Replica:
     """The replay view of one scanned partition (needs ``keep_batches=True``)."""
     parts = []
-    for _seg, data in p.batch_tables:
+    segments: list[str] = []
+    for seg, data in p.batch_tables:
+        if not segments or segments[-1] != seg:
+            segments.append(seg)
         base = data[:, K.COL["base_offset"]]
         last = data[:, K.COL["last_offset"]]
         valid = data[:, K.COL["crc"]] == data[:, K.COL["crc_computed"]]
@@ -29,6 +32,8 @@ def replica_from_scan(broker_id: int, p: PartitionScan) -> Replica:
             data[:, K.COL["size_in_bytes"]],
             data[:, K.COL["producer_id"]],
             data[:, K.COL["magic"]],
+            np.full(data.shape[0], len(segments) - 1),
+            data[:, K.COL["position"]],
         ], axis=1)
         parts.append(cols)
     arr = np.concatenate(parts) if parts else np.empty((0, len(COLUMNS)), dtype=np.int64)
@@ -41,7 +46,33 @@ def replica_from_scan(broker_id: int, p: PartitionScan) -> Replica:
         epoch_checkpoint=p.epoch_cache_written,
         cleaner_offset=p.cleaner_offset,
         source=str(Path(p.log_dir) / p.dir_name),
+        segments=segments,
     )
+
+
+def batch_digests(replica: Replica, log: BatchLog, limit: int = 1000) -> list[dict]:
+    """Key/value SHA-256 of the records of these batches, read back from the replica's segment files."""
+    from ..log.records import decode_entry
+    from ..log.segment_reader import Batch
+
+    out: list[dict] = []
+    for row in log.data.tolist():
+        seg, pos, size = row[COLUMNS.index("segment")], row[COLUMNS.index("position")], row[COLUMNS.index("size")]
+        if seg < 0 or pos < 0 or len(out) >= limit:
+            continue
+        with open(replica.segments[seg], "rb") as fh:
+            fh.seek(pos)
+            raw = fh.read(size)
+        buf = np.frombuffer(raw, dtype=np.uint8)
+        table = K.new_batch_table(1)
+        k, _end, _st = K.walk(buf, len(raw), 0, table, 0, 1)
+        if not k:
+            continue
+        res = decode_entry(Batch(table[0].tolist(), memoryview(raw)))
+        for r in res.records:
+            out.append({"offset": r["offset"], "key_sha256": r["key_sha256"], "value_sha256": r["value_sha256"],
+                        "value_size": r["value_size"], "producer_id": row[COLUMNS.index("pid")]})
+    return out[:limit]
 
 
 def load_replicas(brokers: dict[int, list[str | Path]] | list[str | Path], *, kafka_version: str = "latest"

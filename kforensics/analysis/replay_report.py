@@ -6,7 +6,7 @@ from typing import Any, TextIO
 
 from .. import __version__
 from .replay import SCHEMA_VERSION, replay_partition
-from .replay_inputs import load_replicas
+from .replay_inputs import batch_digests, load_replicas
 
 LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK")
 
@@ -21,7 +21,7 @@ def _lost(p: dict) -> dict[str, int]:
 
 
 def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, leader=None, what_if=False,
-               events=None) -> dict[str, Any]:
+               events=None, digests=False) -> dict[str, Any]:
     """Replay every partition found on the brokers (filtered), as one JSON-ready document."""
     groups, reports = load_replicas(brokers, kafka_version=kafka_version)
     parts = []
@@ -31,7 +31,14 @@ def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, l
         ids = [r.broker_id for r in replicas]
         if leader is not None and leader not in ids:
             continue
-        result = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=leader, events=events).to_dict()
+        rp = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=leader, events=events)
+        if digests:
+            by_id = {r.broker_id: r for r in replicas}
+            for out in rp.replicas:
+                for v in out.verdicts:
+                    if v.batches is not None and len(v.batches):
+                        v.records_detail = batch_digests(by_id[out.broker_id], v.batches)
+        result = rp.to_dict()
         if what_if:
             result["what_if"] = []
             for cand in sorted(ids):

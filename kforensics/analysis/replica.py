@@ -14,7 +14,8 @@ import numpy as np
 
 from .epoch_cache import KafkaVersion, LeaderEpochCache, rebuild_from_batches
 
-COLUMNS = ("base", "last", "epoch", "crc", "count", "size", "pid", "magic")
+COLUMNS = ("base", "last", "epoch", "crc", "count", "size", "pid", "magic", "segment", "position")
+#: where a batch lives on disk: index into ``Replica.segments`` and byte position (-1: not on disk)
 
 
 @dataclass
@@ -29,7 +30,11 @@ class BatchLog:
 
     @classmethod
     def from_rows(cls, rows) -> "BatchLog":
-        arr = np.array(rows, dtype=np.int64).reshape(-1, len(COLUMNS))
+        """Rows of the leading columns; missing trailing columns (location) are -1."""
+        arr = np.array(rows, dtype=np.int64)
+        arr = arr.reshape(len(rows), -1) if len(rows) else np.empty((0, len(COLUMNS)), dtype=np.int64)
+        if arr.shape[1] < len(COLUMNS):
+            arr = np.hstack([arr, np.full((arr.shape[0], len(COLUMNS) - arr.shape[1]), -1, dtype=np.int64)])
         return cls(arr)
 
     def __len__(self) -> int:
@@ -80,6 +85,7 @@ class Replica:
     epoch_checkpoint: list[tuple[int, int]] | None = None
     cleaner_offset: int | None = None
     source: str | None = None  # the partition dir
+    segments: list[str] = field(default_factory=list)  # segment files, indexed by the "segment" column
     notes: list[str] = field(default_factory=list)
 
     @property

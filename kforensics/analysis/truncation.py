@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .epoch_cache import KafkaVersion, LeaderEpochCache
-from .replica import BatchLog, Replica
+from .replica import COLUMNS, BatchLog, Replica
 
 MAX_ROUNDS = 1000  # each round drops at least one epoch; this only guards against damaged caches
 
@@ -192,6 +192,10 @@ def fetch(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: Decision
             d.leo_after = f.leo
     new = leader.log.from_offset(f.leo)
     if len(new):
+        # fetched copies live on the leader's disk, not this replica's
+        new = BatchLog(new.data.copy())
+        new.data[:, COLUMNS.index("segment")] = -1
+        new.data[:, COLUMNS.index("position")] = -1
         f.log = f.log.concat(new)
         f.leo = int(new.col("last")[-1]) + 1
         f.appended.append(new)
