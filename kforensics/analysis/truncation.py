@@ -80,14 +80,20 @@ def _answer(leader: ReplicaState, epoch: int, mode: KafkaVersion) -> tuple[int, 
     return int(e), int(o)
 
 
-def _truncation_state(f: ReplicaState, le: int, lo: int, fetch_offset: int) -> tuple[int, bool, str]:
-    """getOffsetTruncationState: (offset, complete, why) for a leader answer (le, lo)."""
+def _truncation_state(f: ReplicaState, le: int, lo: int, fetch_offset: int, rec: dict | None = None
+                      ) -> tuple[int, bool, str]:
+    """getOffsetTruncationState: (offset, complete, why) for a leader answer (le, lo).
+
+    ``rec`` receives the follower's own answer for the leader's epoch, when one is asked.
+    """
     leo = f.leo
     if lo == -1:
         return fetch_offset, True, f"leader has no answer: truncate to the fetch offset {fetch_offset}"
     if le == -1:
         return min(lo, leo), True, f"leader answered offset {lo} only: truncate to min({lo}, LEO {leo})"
     mine = f.cache.end_offset_for(le, leo)
+    if rec is not None:
+        rec["follower_answer"] = [int(mine.epoch), int(mine.end_offset)]
     if mine.end_offset == -1:
         return min(lo, leo), True, f"follower tracks no epoch <= {le}: truncate to min({lo}, LEO {leo})"
     if mine.epoch != le:
@@ -128,8 +134,10 @@ def truncate_follower(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion)
             d.leo_after = f.truncate_to(d.truncate_to, "epochs exhausted: truncated to the high watermark")
             return d
         le, lo = _answer(leader, ask, mode)
-        off, complete, why = _truncation_state(f, le, lo, fetch_offset)
-        d.rounds.append({"asked_epoch": ask, "leader_answer": [le, lo], "truncate_to": off, "complete": complete})
+        rec: dict[str, Any] = {"asked_epoch": ask, "leader_answer": [le, lo]}
+        off, complete, why = _truncation_state(f, le, lo, fetch_offset, rec)
+        rec.update(truncate_to=off, complete=complete)
+        d.rounds.append(rec)
         d.reasoning.append(f"round {rnd + 1}: OffsetsForLeaderEpoch({ask}) -> ({le}, {lo}); {why}")
         d.truncate_to = off
         d.leo_after = f.truncate_to(off, f"OffsetsForLeaderEpoch round {rnd + 1}")
@@ -154,7 +162,7 @@ def _fetch_path(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: De
             d.reasoning.append(f"fetch {rnd + 1}: leader has no end offset for epoch {last_epoch}: OFFSET_OUT_OF_RANGE")
             return _out_of_range(f, leader, d)
         if e < last_epoch or o < fetch_offset:
-            off, _complete, why = _truncation_state(f, e, o, fetch_offset)
+            off, _complete, why = _truncation_state(f, e, o, fetch_offset, rec)
             rec["truncate_to"] = off
             d.reasoning.append(f"fetch {rnd + 1}: ({fetch_offset}, epoch {last_epoch}) -> diverging epoch ({e}, {o}); {why}")
             d.truncate_to = off
