@@ -38,7 +38,7 @@ def normalised(report, root: Path) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("broker", ["healthy", "damaged"])
+@pytest.mark.parametrize("broker", ["healthy", "damaged", "damaged-clean"])
 def test_fixture_scans_match_golden_json(broker):
     doc = normalised(scan_log_dirs([FIXTURES / broker]), FIXTURES / broker)
     golden = GOLDEN / f"scan-{broker}.json"
@@ -60,6 +60,12 @@ def test_healthy_broker_is_clean_and_damaged_broker_covers_every_damage():
         "RECOVERY_POINT_ABOVE_LEO", "OFFSET_NOT_INCREASING", "SEGMENT_BELOW_NAME", "LEGACY_FORMAT", "NO_HW_ENTRY",
         "LEFTOVER_FILE", "UNKNOWN_FILE", "SNAPSHOT_BEYOND_LEO", "INDEX_WITHOUT_LOG", "INDEX_POINTS_WRONG",
         "EPOCH_ENTRY_BEYOND_LEO", "CHECKPOINT_ENTRY_WITHOUT_PARTITION", "RECOVERY_WOULD_TRUNCATE",
+    }
+    codes = {f.code for f in scan_log_dirs([FIXTURES / "damaged-clean"]).all_findings()}
+    assert codes >= {
+        "CORRUPTION_NOT_RECOVERED", "EPOCH_WENT_BACKWARDS", "CHECKPOINT_COUNT_MISMATCH", "SNAPSHOT_CRC_MISMATCH",
+        "HW_BELOW_LOG_START", "INDEX_MISSING", "IMPLAUSIBLE_SIZE", "TRAILING_BYTES", "NO_EPOCH_CHECKPOINT",
+        "TIMEINDEX_POINTS_WRONG", "INVALID_ATTRIBUTES",
     }
 
 
