@@ -20,6 +20,7 @@ from ..formats import checkpoint, offset_index, partition_metadata, producer_sna
 from ..formats.record_batch import COMPRESSION_MASK, CONTROL_BIT, TRANSACTIONAL_BIT
 from ..log.log_dir import PartitionDir, SegmentFiles
 from ..log.segment_reader import SegmentReader
+from ..log.sources import open_binary
 from .epoch_cache import LeaderEpochCache, diff_caches, parse_kafka_version, rebuild_from_batches
 
 MAX_SIDE_FILE = 64 << 20
@@ -139,7 +140,7 @@ def _read_small(path: Path, scan: PartitionScan, kind: str) -> bytes | None:
             scan.findings.append(Finding("FILE_TOO_LARGE", Severity.MEDIUM, f"{size} bytes: implausible for a {kind}",
                                          file=str(path)))
             return None
-        with open(path, "rb") as fh:
+        with open_binary(path) as fh:
             data = fh.read()
     except OSError as e:
         scan.findings.append(Finding("UNREADABLE_FILE", Severity.HIGH, f"cannot read: {e}", file=str(path)))

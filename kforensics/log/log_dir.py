@@ -98,18 +98,34 @@ class LogDir:
     unreadable: list[tuple[Path, str]] = field(default_factory=list)
 
 
-def _listdir(path: Path, unreadable: list) -> list[os.DirEntry]:
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    dir: bool
+
+    def is_dir(self, follow_symlinks: bool = False) -> bool:
+        return self.dir
+
+
+def _listdir(path, unreadable: list) -> list:
+    """Sorted entries (name, is_dir) of a local, archive or remote directory."""
     try:
-        with os.scandir(path) as it:
-            return sorted(it, key=lambda e: e.name)
+        if isinstance(path, (str, os.PathLike)):
+            with os.scandir(path) as it:
+                return sorted(it, key=lambda e: e.name)
+        return [_Entry(p.name, p.is_dir()) for p in path.iterdir()]
     except OSError as e:
         unreadable.append((path, str(e)))
         return []
 
 
+def _as_path(path):
+    return Path(path) if isinstance(path, (str, os.PathLike)) else path
+
+
 def open_partition_dir(path: Path, name: PartitionName, unreadable: list) -> PartitionDir:
     """Classify every file of a partition directory."""
-    pd = PartitionDir(Path(path), name)
+    pd = PartitionDir(_as_path(path), name)
     for entry in _listdir(pd.path, unreadable):
         p = pd.path / entry.name
         if entry.is_dir(follow_symlinks=False):
@@ -141,7 +157,7 @@ def open_partition_dir(path: Path, name: PartitionName, unreadable: list) -> Par
 
 def open_log_dir(path: str | os.PathLike) -> LogDir:
     """Build the model of one log dir from its listing (nothing is opened for writing)."""
-    ld = LogDir(Path(path))
+    ld = LogDir(_as_path(path))
     for entry in _listdir(ld.path, ld.unreadable):
         p = ld.path / entry.name
         if entry.is_dir(follow_symlinks=False):
@@ -172,14 +188,11 @@ def open_log_dir(path: str | os.PathLike) -> LogDir:
     return ld
 
 
-def looks_like_log_dir(path: Path) -> bool:
+def looks_like_log_dir(path) -> bool:
     """A directory holding meta.properties, a root checkpoint or a ``<topic>-<n>`` partition dir with segments."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return False
+    entries = _listdir(_as_path(path), [])
     for e in entries:
-        if e.is_file() and classify_name(e.name).kind in (
+        if not e.is_dir() and classify_name(e.name).kind in (
             "meta_properties",
             "replication_offset_checkpoint",
             "recovery_point_offset_checkpoint",
@@ -187,24 +200,26 @@ def looks_like_log_dir(path: Path) -> bool:
             return True
     for e in entries:
         if e.is_dir() and parse_partition_dir_name(e.name):
-            try:
-                if any(classify_name(x).kind in ("log", "leader_epoch_checkpoint") for x in os.listdir(e.path)):
-                    return True
-            except OSError:
-                continue
+            inner = _listdir(_as_path(path) / e.name, [])
+            if any(classify_name(x.name).kind in ("log", "leader_epoch_checkpoint") for x in inner):
+                return True
     return False
 
 
-def find_log_dirs(root: str | os.PathLike) -> list[Path]:
-    """Every log dir at or below ``root`` (a corpus may hold several brokers)."""
-    root = Path(root)
+def find_log_dirs(root) -> list:
+    """Every log dir at or below ``root`` (a corpus or snapshot may hold several brokers)."""
+    root = _as_path(root)
     if looks_like_log_dir(root):
         return [root]
     found = []
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames.sort()
-        d = Path(dirpath)
-        if d != root and looks_like_log_dir(d):
-            found.append(d)
-            dirnames[:] = []
-    return found
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        for e in _listdir(d, []):
+            if e.is_dir():
+                child = d / e.name
+                if looks_like_log_dir(child):
+                    found.append(child)
+                else:
+                    stack.append(child)
+    return sorted(found, key=str)

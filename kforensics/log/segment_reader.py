@@ -24,6 +24,7 @@ import numpy as np
 from ..findings import Finding, Severity
 from ..formats import legacy, record_batch
 from . import kernels as K
+from .sources import file_size, open_binary
 
 DEFAULT_WINDOW = 4 << 20
 _HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
@@ -162,17 +163,19 @@ class SegmentReader:
         max_entry: int = DEFAULT_MAX_ENTRY,
         sha256: bool = False,
     ):
-        self.path = os.fspath(path)
+        # a local path, or an archive/remote path object (see kforensics.log.sources)
+        self.path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else path
+        self.label = str(self.path)
         self.window_size = window
         self.rows = rows
         self.max_entry = max_entry
         self.sha256 = sha256
-        self.summary = ReadSummary(self.path)
+        self.summary = ReadSummary(self.label)
         self._win: _Window | None = None
 
     # ------------------------------------------------------------------ findings
     def _finding(self, code: str, severity: Severity, message: str, position: int | None, **facts) -> None:
-        self.summary.findings.append(Finding(code, severity, message, file=self.path, position=position, facts=facts))
+        self.summary.findings.append(Finding(code, severity, message, file=self.label, position=position, facts=facts))
 
     def _kafka_stops(self, position: int, reason: str) -> None:
         if self.summary.kafka_stop is None:
@@ -186,9 +189,9 @@ class SegmentReader:
         While a chunk is being consumed, :meth:`entry_bytes` can fetch the raw
         bytes of its rows (used for deep decoding without a second read).
         """
-        self.summary = ReadSummary(self.path)
-        with open(self.path, "rb", buffering=0) as fh:
-            size = os.fstat(fh.fileno()).st_size
+        self.summary = ReadSummary(self.label)
+        with open_binary(self.path) as fh:
+            size = os.fstat(fh.fileno()).st_size if isinstance(self.path, str) else file_size(self.path)
             self.summary.size = size
             win = _Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
                           hashlib.sha256() if self.sha256 else None)
