@@ -98,46 +98,66 @@ def scan_log_dirs(
     files: list[FileRecord] = []
     partitions: list[PartitionScan] = []
     for path in paths:
-        ld = open_log_dir(path)
-        broker.log_dirs.append(str(ld.path))
-        for p, err in ld.unreadable:
-            findings.append(Finding("UNREADABLE_DIR", Severity.HIGH, f"cannot list: {err}", file=str(p)))
-        ctx = _root_context(ld, broker, findings, files)
-        for p, kind in ld.leftovers:
-            findings.append(Finding("LEFTOVER_FILE", Severity.LOW, f"{kind.leftover} file left by an interrupted write",
-                                    file=str(p), facts={"leftover": kind.leftover}))
-        for p in ld.unknown:
-            findings.append(Finding("UNKNOWN_FILE", Severity.LOW, "not a file or directory Kafka keeps in a log dir",
-                                    file=str(p)))
-        seen = set()
-        for pd in ld.partitions:
-            key = (pd.topic, pd.partition)
-            if pd.name.suffix is None:
-                seen.add(key)
-            pctx = PartitionContext(clean_shutdown=ctx["clean"], hw_checkpoint_present=ctx["hw_present"],
-                                    bare=ctx["bare"])
-            if pd.name.suffix in (None, "future"):
-                pctx.high_watermark = ctx["hw"].get(key)
-                pctx.recovery_point = ctx["rp"].get(key)
-                pctx.log_start_offset = ctx["lso"].get(key)
-                pctx.cleaner_offset = ctx["clean_off"].get(key)
+        plan = plan_log_dir(path, broker, findings, files)
+        for pd, pctx in plan.partitions:
             if on_partition:
                 on_partition(pd.path.name)
             partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, keep_batches=keep_batches,
                                              progress=progress))
-        for kind, table in (("replication_offset_checkpoint", ctx["hw"]), ("recovery_point_offset_checkpoint", ctx["rp"])):
-            for key in sorted(set(table) - seen):
-                if key[0] == METADATA_TOPIC:
-                    continue
-                findings.append(Finding("CHECKPOINT_ENTRY_WITHOUT_PARTITION", Severity.LOW,
-                                        f"{kind.replace('_', '-')} names {key[0]}-{key[1]}, which has no directory here",
-                                        file=str(ld.root_files.get(kind, ld.path)),
-                                        facts={"topic": key[0], "partition": key[1], "offset": table[key]}))
     _name_truncated_topics(partitions, findings)
     report = ScanReport(broker, partitions, findings, files, kafka_version)
     for p in partitions:
         report.files += p.files
     return report
+
+
+@dataclass
+class LogDirPlan:
+    """A log dir's model, root context and the partitions to scan with their context."""
+
+    log_dir: LogDir
+    partitions: list[tuple[Any, PartitionContext]]
+
+
+def plan_log_dir(path, broker: BrokerIdentity, findings: list[Finding], files: list[FileRecord]) -> LogDirPlan:
+    """Read a log dir's listing and root files (identity, checkpoints); report the log-dir level findings.
+
+    Cheap (no segment is read): the Spark driver plans with it and ships each
+    partition with its context to the executors.
+    """
+    ld = open_log_dir(path)
+    broker.log_dirs.append(str(ld.path))
+    for p, err in ld.unreadable:
+        findings.append(Finding("UNREADABLE_DIR", Severity.HIGH, f"cannot list: {err}", file=str(p)))
+    ctx = _root_context(ld, broker, findings, files)
+    for p, kind in ld.leftovers:
+        findings.append(Finding("LEFTOVER_FILE", Severity.LOW, f"{kind.leftover} file left by an interrupted write",
+                                file=str(p), facts={"leftover": kind.leftover}))
+    for p in ld.unknown:
+        findings.append(Finding("UNKNOWN_FILE", Severity.LOW, "not a file or directory Kafka keeps in a log dir",
+                                file=str(p)))
+    seen = set()
+    plan = LogDirPlan(ld, [])
+    for pd in ld.partitions:
+        key = (pd.topic, pd.partition)
+        if pd.name.suffix is None:
+            seen.add(key)
+        pctx = PartitionContext(clean_shutdown=ctx["clean"], hw_checkpoint_present=ctx["hw_present"], bare=ctx["bare"])
+        if pd.name.suffix in (None, "future"):
+            pctx.high_watermark = ctx["hw"].get(key)
+            pctx.recovery_point = ctx["rp"].get(key)
+            pctx.log_start_offset = ctx["lso"].get(key)
+            pctx.cleaner_offset = ctx["clean_off"].get(key)
+        plan.partitions.append((pd, pctx))
+    for kind, table in (("replication_offset_checkpoint", ctx["hw"]), ("recovery_point_offset_checkpoint", ctx["rp"])):
+        for key in sorted(set(table) - seen):
+            if key[0] == METADATA_TOPIC:
+                continue
+            findings.append(Finding("CHECKPOINT_ENTRY_WITHOUT_PARTITION", Severity.LOW,
+                                    f"{kind.replace('_', '-')} names {key[0]}-{key[1]}, which has no directory here",
+                                    file=str(ld.root_files.get(kind, ld.path)),
+                                    facts={"topic": key[0], "partition": key[1], "offset": table[key]}))
+    return plan
 
 
 def _name_truncated_topics(partitions: list[PartitionScan], findings: list[Finding]) -> None:

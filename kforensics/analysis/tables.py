@@ -1,8 +1,10 @@
 """Scan reports as Arrow tables (partitions, segments, batches, epochs, findings, files) and Parquet files.
 
 The same tables come out of ``kforensics scan --out`` and the Spark pipeline,
-so pandas and Spark read either directly.  Column sets are versioned by
-:data:`kforensics.analysis.scan.SCHEMA_VERSION`.
+so pandas and Spark read either directly.  Every table has a fixed schema
+(versioned by :data:`kforensics.analysis.scan.SCHEMA_VERSION`) and starts with
+the snapshot context columns ``snapshot_id``, ``snapshot_time``, ``cluster``
+(null for a plain scan) and ``broker_id``.  Column reference: docs/tables.md.
 """
 
 from __future__ import annotations
@@ -18,93 +20,116 @@ import pyarrow.parquet as pq
 from ..log import kernels as K
 from .scan import SCHEMA_VERSION, ScanReport
 
+CONTEXT = [("snapshot_id", pa.string()), ("snapshot_time", pa.string()), ("cluster", pa.string()),
+           ("broker_id", pa.int32())]
 BATCH_FIELDS = [c for c in K.BATCH_COLUMNS if c not in ("value_position", "value_length", "key_length")]
 
+SCHEMAS = {
+    "partitions": pa.schema(CONTEXT + [
+        ("log_dir", pa.string()), ("dir_name", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+        ("suffix", pa.string()), ("topic_id", pa.string()), ("log_start_offset", pa.int64()),
+        ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()), ("recovery_point", pa.int64()),
+        ("cleaner_offset", pa.int64()), ("uncommitted", pa.int64()), ("segment_count", pa.int32()),
+        ("batch_count", pa.int64()), ("record_count", pa.int64()), ("bytes", pa.int64()),
+        ("epochs_seen", pa.list_(pa.int32())), ("producer_ids", pa.list_(pa.int64())),
+        ("open_transactions", pa.int32()), ("epoch_cache_written", pa.string()), ("recovery", pa.string()),
+    ]),
+    "segments": pa.schema(CONTEXT + [
+        ("topic", pa.string()), ("partition", pa.int32()), ("dir_name", pa.string()), ("base_offset", pa.int64()),
+        ("path", pa.string()), ("size", pa.int64()), ("batches", pa.int64()), ("records", pa.int64()),
+        ("first_offset", pa.int64()), ("last_offset", pa.int64()), ("kafka_valid_bytes", pa.int64()),
+        ("first_invalid_position", pa.int64()), ("has_index", pa.bool_()), ("has_time_index", pa.bool_()),
+        ("has_txn_index", pa.bool_()), ("magics", pa.list_(pa.int32())), ("codecs", pa.list_(pa.int32())),
+    ]),
+    "batches": pa.schema(CONTEXT + [("topic", pa.string()), ("partition", pa.int32()), ("dir_name", pa.string()),
+                                    ("segment", pa.string())]
+                         + [(c, pa.int64()) for c in BATCH_FIELDS]
+                         + [("crc_valid", pa.bool_()), ("recovered", pa.bool_())]),
+    "epochs": pa.schema(CONTEXT + [
+        ("topic", pa.string()), ("partition", pa.int32()), ("dir_name", pa.string()), ("source", pa.string()),
+        ("epoch", pa.int32()), ("start_offset", pa.int64()),
+    ]),
+    "findings": pa.schema(CONTEXT + [
+        ("code", pa.string()), ("severity", pa.string()), ("severity_level", pa.int8()), ("file", pa.string()),
+        ("position", pa.int64()), ("line", pa.int64()), ("message", pa.string()), ("facts", pa.string()),
+    ]),
+    "files": pa.schema(CONTEXT + [("path", pa.string()), ("kind", pa.string()), ("size", pa.int64()),
+                                  ("sha256", pa.string())]),
+}
 
-def _ident(report: ScanReport) -> dict:
-    return {"broker_id": report.broker.node_id, "cluster_id": report.broker.cluster_id}
+
+def _ctx(report: ScanReport, context: dict | None) -> dict:
+    c = {"snapshot_id": None, "snapshot_time": None, "cluster": report.broker.cluster_id,
+         "broker_id": report.broker.node_id}
+    c.update(context or {})
+    return c
 
 
-def partitions_table(report: ScanReport) -> pa.Table:
+def _table(name: str, rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[name])
+
+
+def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
     rows = []
     for p in report.partitions:
         d = p.to_dict()
-        rows.append({
-            **_ident(report),
-            **{k: d[k] for k in ("log_dir", "dir_name", "topic", "partition", "suffix", "topic_id", "log_start_offset",
-                                 "log_end_offset", "high_watermark", "recovery_point", "cleaner_offset", "uncommitted",
-                                 "segment_count", "batch_count", "record_count", "bytes")},
-            "epochs_seen": d["epochs_seen"],
-            "producer_ids": d["producer_ids"],
-            "open_transactions": len(d["open_transactions"]),
-            "recovery": json.dumps(d["recovery"]),
-        })
-    return pa.Table.from_pylist(rows, schema=pa.schema([
-        ("broker_id", pa.int32()), ("cluster_id", pa.string()), ("log_dir", pa.string()), ("dir_name", pa.string()),
-        ("topic", pa.string()), ("partition", pa.int32()), ("suffix", pa.string()), ("topic_id", pa.string()),
-        ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()),
-        ("recovery_point", pa.int64()), ("cleaner_offset", pa.int64()), ("uncommitted", pa.int64()),
-        ("segment_count", pa.int32()), ("batch_count", pa.int64()), ("record_count", pa.int64()), ("bytes", pa.int64()),
-        ("epochs_seen", pa.list_(pa.int32())), ("producer_ids", pa.list_(pa.int64())),
-        ("open_transactions", pa.int32()), ("recovery", pa.string()),
-    ]))
+        rows.append({**c, **{k: d[k] for k in SCHEMAS["partitions"].names if k in d},
+                     "segment_count": len(p.segments),
+                     "open_transactions": len(d["open_transactions"]),
+                     "epoch_cache_written": None if p.epoch_cache_written is None else json.dumps(p.epoch_cache_written),
+                     "recovery": json.dumps(d["recovery"])})
+    return _table("partitions", rows)
 
 
-def segments_table(report: ScanReport) -> pa.Table:
-    rows = []
-    for p in report.partitions:
-        for s in p.segments:
-            rows.append({**_ident(report), "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name,
-                         **{k: v for k, v in s.__dict__.items() if k not in ("magics", "codecs")},
-                         "magics": s.magics, "codecs": s.codecs})
-    return pa.Table.from_pylist(rows) if rows else pa.table({"topic": pa.array([], pa.string())})
+def segments_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
+    rows = [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **s.__dict__}
+            for p in report.partitions for s in p.segments]
+    return _table("segments", rows)
 
 
-def batches_table(report: ScanReport) -> pa.Table:
+def batches_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
     parts = []
     for p in report.partitions:
         for seg, data in p.batch_tables:
             n = data.shape[0]
-            cols = {name: data[:, K.COL[name]] for name in BATCH_FIELDS}
-            cols["crc_valid"] = data[:, K.COL["crc"]] == data[:, K.COL["crc_computed"]]
-            cols["recovered"] = (data[:, K.COL["flags"]] & K.FLAG_RECOVERED) != 0
-            t = pa.table({
-                "broker_id": pa.array(np.full(n, -1 if report.broker.node_id is None else report.broker.node_id), pa.int32()),
-                "topic": pa.array([p.topic] * n, pa.string()),
-                "partition": pa.array(np.full(n, p.partition), pa.int32()),
-                "segment": pa.array([os.path.basename(seg)] * n, pa.string()),
-                **{k: pa.array(v) for k, v in cols.items()},
-            })
-            parts.append(t)
-    return pa.concat_tables(parts) if parts else pa.table({"topic": pa.array([], pa.string())})
+            cols = {k: pa.array([v] * n, SCHEMAS["batches"].field(k).type) for k, v in c.items()}
+            cols["topic"] = pa.array([p.topic] * n, pa.string())
+            cols["partition"] = pa.array(np.full(n, p.partition), pa.int32())
+            cols["dir_name"] = pa.array([p.dir_name] * n, pa.string())
+            cols["segment"] = pa.array([os.path.basename(str(seg))] * n, pa.string())
+            for name in BATCH_FIELDS:
+                cols[name] = pa.array(data[:, K.COL[name]])
+            cols["crc_valid"] = pa.array(data[:, K.COL["crc"]] == data[:, K.COL["crc_computed"]])
+            cols["recovered"] = pa.array((data[:, K.COL["flags"]] & K.FLAG_RECOVERED) != 0)
+            parts.append(pa.table(cols, schema=SCHEMAS["batches"]))
+    return pa.concat_tables(parts) if parts else SCHEMAS["batches"].empty_table()
 
 
-def epochs_table(report: ScanReport) -> pa.Table:
+def epochs_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
     rows = []
     for p in report.partitions:
         for source, entries in (("checkpoint", p.epoch_cache_written or []), ("rebuilt", p.epoch_cache_rebuilt)):
             for epoch, start in entries:
-                rows.append({**_ident(report), "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name,
+                rows.append({**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name,
                              "source": source, "epoch": epoch, "start_offset": start})
-    return pa.Table.from_pylist(rows) if rows else pa.table({"topic": pa.array([], pa.string())})
+    return _table("epochs", rows)
 
 
-def findings_table(report: ScanReport) -> pa.Table:
-    rows = []
-    for f in report.all_findings():
-        rows.append({**_ident(report), "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity),
-                     "file": f.file, "position": f.position, "line": f.line, "message": f.message,
-                     "facts": json.dumps(f.facts, default=str)})
-    return pa.Table.from_pylist(rows, schema=pa.schema([
-        ("broker_id", pa.int32()), ("cluster_id", pa.string()), ("code", pa.string()), ("severity", pa.string()),
-        ("severity_level", pa.int8()), ("file", pa.string()), ("position", pa.int64()), ("line", pa.int64()),
-        ("message", pa.string()), ("facts", pa.string()),
-    ]))
+def findings_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
+    rows = [{**c, "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity), "file": f.file,
+             "position": f.position, "line": f.line, "message": f.message, "facts": json.dumps(f.facts, default=str)}
+            for f in report.all_findings()]
+    return _table("findings", rows)
 
 
-def files_table(report: ScanReport) -> pa.Table:
-    return pa.Table.from_pylist([f.__dict__ for f in report.files], schema=pa.schema([
-        ("path", pa.string()), ("kind", pa.string()), ("size", pa.int64()), ("sha256", pa.string())]))
+def files_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    c = _ctx(report, context)
+    return _table("files", [{**c, **f.__dict__} for f in report.files])
 
 
 TABLES = {
@@ -117,15 +142,30 @@ TABLES = {
 }
 
 
+def _meta(table: pa.Table) -> pa.Table:
+    return table.replace_schema_metadata({"kforensics.schema_version": str(SCHEMA_VERSION)})
+
+
 def write_parquet(report: ScanReport, out_dir: str | Path) -> dict[str, str]:
     """Write every table as ``<out_dir>/<name>.parquet`` (replacing earlier ones) and return the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = {}
     for name, make in TABLES.items():
-        table = make(report).replace_schema_metadata({"kforensics.schema_version": str(SCHEMA_VERSION)})
         tmp = out / f".{name}.parquet.tmp"
-        pq.write_table(table, tmp)
+        pq.write_table(_meta(make(report)), tmp)
         os.replace(tmp, out / f"{name}.parquet")  # never a half-written table under the final name
         written[name] = str(out / f"{name}.parquet")
     return written
+
+
+def write_parts(report: ScanReport, out_dir: str, part: str, context: dict, filesystem=None) -> None:
+    """Write every table as ``<out_dir>/<name>/<part>.parquet`` (the Spark pipeline's per-task output)."""
+    for name, make in TABLES.items():
+        table = make(report, context)
+        path = f"{out_dir.rstrip('/')}/{name}/{part}.parquet"
+        if filesystem is None:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        else:
+            filesystem.create_dir(os.path.dirname(path), recursive=True)
+        pq.write_table(_meta(table), path, filesystem=filesystem)
