@@ -209,5 +209,42 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
     sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)
 
 
+@main.command()
+@click.argument("snapshots", nargs=-1)
+@click.option("--out", required=True, help="Output directory (local or a pyarrow.fs URI) for the Parquet tables.")
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
+              help="CSV/JSON: path, optional broker_id, snapshot_time, cluster.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
+@click.option("--kafka-version", default="latest", show_default=True)
+@click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out.")
+def spark(snapshots, out, manifest, master, confs, kafka_version, overwrite):
+    """Scan and replay many archived broker snapshots on Spark.
+
+    Each SNAPSHOT is a broker log dir (or a dir holding one) or a .tar/.tar.gz/.tgz
+    of one, local or on any filesystem pyarrow supports (hdfs://, s3://, gs://);
+    local globs are expanded.  Example: kforensics spark /archive/incident-42/*.tgz --out /tmp/incident-42
+    """
+    from .spark.inputs import resolve_snapshots
+    from .spark.job import OutputExists, run, session
+
+    conf = {}
+    for c in confs:
+        k, sep, v = c.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{c!r} is not K=V", param_hint="--conf")
+        conf[k] = v
+    snaps = resolve_snapshots(list(snapshots), manifest)
+    if not snaps:
+        raise click.UsageError("no snapshots (paths, globs or --manifest)")
+    sess = session(master, conf)
+    try:
+        summary = run(sess, snaps, out, kafka_version=kafka_version, overwrite=overwrite)
+    except OutputExists as e:
+        raise click.ClickException(str(e))
+    click.echo(json.dumps(summary))
+    sys.exit(EXIT_FINDINGS if summary["failed_tasks"] else EXIT_CLEAN)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

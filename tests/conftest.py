@@ -39,3 +39,19 @@ def oracle_dir() -> Path:
 @pytest.fixture
 def realdata_dir() -> Path:
     return need_shared(REALDATA)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local[2] SparkSession for the whole test session."""
+    pytest.importorskip("pyspark")
+    import shutil
+
+    if shutil.which("java") is None:
+        pytest.skip("no java: Spark needs Java 17 (scripts/setup.sh installs it)")
+    from kforensics.spark.job import session
+
+    s = session("local[2]", {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "2"})
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()

@@ -1,0 +1,39 @@
+"""Entry point for ``spark-submit`` (the master and resources come from spark-submit).
+
+    spark-submit --master spark://host:7077 "$(python -c 'import kforensics.spark.submit as m; print(m.__file__)')" \\
+        SNAPSHOT... --out DIR [--manifest FILE] [--kafka-version V] [--overwrite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .inputs import resolve_snapshots
+    from .job import OutputExists, run, session
+
+    ap = argparse.ArgumentParser(prog="kforensics-spark")
+    ap.add_argument("snapshots", nargs="*")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--manifest")
+    ap.add_argument("--kafka-version", default="latest")
+    ap.add_argument("--overwrite", action="store_true")
+    args = ap.parse_args(argv)
+    snaps = resolve_snapshots(args.snapshots, args.manifest)
+    if not snaps:
+        ap.error("no snapshots given")
+    spark = session(master=None)
+    try:
+        summary = run(spark, snaps, args.out, kafka_version=args.kafka_version, overwrite=args.overwrite)
+    except OutputExists as e:
+        print(f"kforensics: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary))
+    return 1 if summary["failed_tasks"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
