@@ -283,6 +283,10 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
     b = SparkSession.builder.appName(app)
     if master:
         b = b.master(master)
+    if master and master.startswith("local"):
+        # embedded mode: keep every socket on loopback
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     b = b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
     for k, v in (conf or {}).items():
         b = b.config(k, v)
