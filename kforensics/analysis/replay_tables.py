@@ -67,6 +67,19 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
     return replicas
 
 
+def divergence_group(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    """Divergence rows for one (cluster, topic, partition) group (no replay needed)."""
+    from .divergence import divergence
+
+    first = partitions.iloc[0]
+    cluster, topic, partition = first["cluster"], first["topic"], int(first["partition"])
+    div = [{"cluster": cluster, "topic": topic, "partition": partition, "broker_a": d["brokers"][0],
+            "broker_b": d["brokers"][1], "first_divergent_offset": d["first_divergent_offset"],
+            "compacted_differences": d["compacted_differences"], "agreement": json.dumps(d["agreement"])}
+           for d in divergence(replicas_from_frames(batches, partitions))]
+    return pa.Table.from_pylist(div, schema=DIVERGENCE_SCHEMA).to_pandas()
+
+
 def replay_group(batches: pd.DataFrame, partitions: pd.DataFrame, kafka_version: str = "latest"
                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Verdict and divergence rows for one (cluster, topic, partition) group."""

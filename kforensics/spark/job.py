@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import pandas as pd
 
 from ..analysis.partition_scan import PartitionContext, scan_partition
-from ..analysis.replay_tables import DIVERGENCE_SCHEMA, VERDICT_SCHEMA, replay_group
+from ..analysis.replay_tables import DIVERGENCE_SCHEMA, VERDICT_SCHEMA, divergence_group, replay_group
 from ..analysis.scan import BrokerIdentity, ScanReport, plan_log_dir
 from ..analysis.tables import SCHEMAS, write_parts
 from ..findings import Finding, Severity
@@ -186,13 +186,10 @@ def replay_verdicts(kafka_version: str):
     return fn
 
 
-def replay_divergence(kafka_version: str):
-    def fn(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
-        if partitions.empty:
-            return DIVERGENCE_SCHEMA.empty_table().to_pandas()
-        return replay_group(batches, partitions, kafka_version)[1]
-
-    return fn
+def replay_divergence(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+    if partitions.empty:
+        return DIVERGENCE_SCHEMA.empty_table().to_pandas()
+    return divergence_group(batches, partitions)
 
 
 def _spark_schema(arrow_schema) -> str:
@@ -211,8 +208,13 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
         raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
     staging = posixpath.join(out.rstrip("/"), f".staging-{uuid.uuid4().hex[:12]}")
     staging_fs, staging_path = _fs(staging)
+    import time
+
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
     try:
         tasks, brokers = plan(snapshots, staging_path, staging_fs)
+        timings["plan_s"] = time.perf_counter() - t0
         n = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * tasks_per_partition))
         statuses = []
         if len(tasks):
@@ -221,8 +223,11 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             tdf = spark.createDataFrame(rows, schema="snapshot_id string, spec string, log_dir string, "
                                                      "dir_name string, broker_id long, cluster string, "
                                                      "snapshot_time string, context string")
+            t1 = time.perf_counter()
             statuses = (tdf.repartition(n).mapInPandas(scan_tasks(staging, kafka_version), schema=STATUS_SCHEMA)
                         .collect())
+            timings["scan_s"] = time.perf_counter() - t1
+        t2 = time.perf_counter()
         spark.createDataFrame(brokers, schema="snapshot_id string, snapshot_time string, cluster string, "
                                               "broker_id long, spec string, log_dirs string, meta_version long, "
                                               "directory_ids string, clean_shutdown string, "
@@ -242,7 +247,7 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
                                                               schema=_spark_schema(VERDICT_SCHEMA))
         verdicts.write.mode("overwrite").parquet(f"{staging}/verdicts")
         divergence = batches.select(*bcols).groupBy(*KEYS).cogroup(partitions.select(*pcols).groupBy(*KEYS))
-        divergence.applyInPandas(replay_divergence(kafka_version), schema=_spark_schema(DIVERGENCE_SCHEMA)) \
+        divergence.applyInPandas(replay_divergence, schema=_spark_schema(DIVERGENCE_SCHEMA)) \
             .write.mode("overwrite").parquet(f"{staging}/divergence")
         written = spark.read.parquet(f"{staging}/verdicts")
         summary = written.groupBy("cluster", "topic", "broker_id", "verdict").agg(
@@ -250,6 +255,7 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             .withColumnRenamed("sum(records)", "records").withColumnRenamed("sum(bytes)", "bytes") \
             .withColumnRenamed("count(partition)", "partitions")
         summary.write.mode("overwrite").parquet(f"{staging}/summary")
+        timings["replay_s"] = time.perf_counter() - t2
         # publish: replace the previous tables, then move the staged ones into place
         for name in _listdir(filesystem, out_path):
             if not name.startswith(".staging-"):
@@ -268,6 +274,7 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
         "batches": sum(s["batches"] for s in statuses),
         "bytes": sum(s["bytes"] for s in statuses),
         "out": out,
+        "timings": timings,
     }
 
 
@@ -287,7 +294,8 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
         # embedded mode: keep every socket on loopback
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    b = b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
+    b = (b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false"))
     for k, v in (conf or {}).items():
         b = b.config(k, v)
     return b.getOrCreate()
