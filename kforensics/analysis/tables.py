@@ -89,23 +89,34 @@ def segments_table(report: ScanReport, context: dict | None = None) -> pa.Table:
     return _table("segments", rows)
 
 
+def _constant(value, n: int, typ: pa.DataType) -> pa.Array:
+    """``n`` copies of one value, built in C (a one-entry dictionary, decoded)."""
+    if value is None:
+        return pa.nulls(n, typ)
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], typ)).cast(typ)
+
+
 def batches_table(report: ScanReport, context: dict | None = None) -> pa.Table:
     c = _ctx(report, context)
+    schema = SCHEMAS["batches"]
     parts = []
     for p in report.partitions:
+        by_segment: dict[str, list] = {}
         for seg, data in p.batch_tables:
+            by_segment.setdefault(str(seg), []).append(data)
+        for seg, chunks in by_segment.items():
+            data = np.concatenate(chunks)
             n = data.shape[0]
-            cols = {k: pa.array([v] * n, SCHEMAS["batches"].field(k).type) for k, v in c.items()}
-            cols["topic"] = pa.array([p.topic] * n, pa.string())
-            cols["partition"] = pa.array(np.full(n, p.partition), pa.int32())
-            cols["dir_name"] = pa.array([p.dir_name] * n, pa.string())
-            cols["segment"] = pa.array([os.path.basename(str(seg))] * n, pa.string())
+            columns = np.ascontiguousarray(data.T)  # pyarrow copies strided views slowly
+            const = {**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name,
+                     "segment": os.path.basename(seg)}
+            cols = {k: _constant(v, n, schema.field(k).type) for k, v in const.items()}
             for name in BATCH_FIELDS:
-                cols[name] = pa.array(data[:, K.COL[name]])
-            cols["crc_valid"] = pa.array(data[:, K.COL["crc"]] == data[:, K.COL["crc_computed"]])
-            cols["recovered"] = pa.array((data[:, K.COL["flags"]] & K.FLAG_RECOVERED) != 0)
-            parts.append(pa.table(cols, schema=SCHEMAS["batches"]))
-    return pa.concat_tables(parts) if parts else SCHEMAS["batches"].empty_table()
+                cols[name] = pa.array(columns[K.COL[name]])
+            cols["crc_valid"] = pa.array(columns[K.COL["crc"]] == columns[K.COL["crc_computed"]])
+            cols["recovered"] = pa.array((columns[K.COL["flags"]] & K.FLAG_RECOVERED) != 0)
+            parts.append(pa.table(cols, schema=schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 def epochs_table(report: ScanReport, context: dict | None = None) -> pa.Table:
