@@ -104,7 +104,11 @@ class Replica:
             return LeaderEpochCache(mode=mode)
         if self.epoch_checkpoint is not None:
             return LeaderEpochCache(self.epoch_checkpoint, mode=mode)
-        rows = zip(self.log.col("epoch").tolist(), self.log.col("base").tolist(), self.log.col("magic").tolist())
+        epoch, base, magic = self.log.col("epoch"), self.log.col("base"), self.log.col("magic")
+        # only epoch (or format) transitions can change the cache; same-epoch batches are no-ops
+        key = np.where(magic < 2, -2, epoch)
+        keep = np.nonzero(key != np.concatenate(([-3], key[:-1])))[0]
+        rows = zip(epoch[keep].tolist(), base[keep].tolist(), magic[keep].tolist())
         return rebuild_from_batches(rows, mode)[0]
 
     @property
