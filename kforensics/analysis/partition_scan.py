@@ -24,6 +24,8 @@ from ..log.sources import open_binary
 from .epoch_cache import LeaderEpochCache, diff_caches, parse_kafka_version, rebuild_from_batches
 
 MAX_SIDE_FILE = 64 << 20
+SCAN_WINDOW = 4 << 20
+SCAN_ROWS = 1 << 14
 
 
 @dataclass
@@ -209,7 +211,8 @@ def scan_partition(pd: PartitionDir, ctx: PartitionContext, *, kafka_version: st
             continue
         facts = SegmentFacts(seg.base_offset, str(seg.log))
         scan.segments.append(facts)
-        reader = SegmentReader(seg.log, sha256=True)
+        # larger chunks than the reader's default: the per-chunk checks below cost Python time per chunk
+        reader = SegmentReader(seg.log, sha256=True, window=SCAN_WINDOW, rows=SCAN_ROWS)
         ix = _IndexCheck(scan, seg)
         try:
             for t in reader.tables():

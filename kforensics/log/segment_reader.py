@@ -26,9 +26,9 @@ from ..formats import legacy, record_batch
 from . import kernels as K
 from .sources import file_size, open_binary
 
-DEFAULT_WINDOW = 4 << 20
+DEFAULT_WINDOW = 1 << 20
 _HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
-DEFAULT_ROWS = 1 << 13
+DEFAULT_ROWS = 1 << 12
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
 DEFAULT_MAX_ENTRY = 64 << 20
 HEADER_PREFIX = record_batch.MAGIC_OFFSET + 1  # 17 bytes: offset, size, epoch/crc, magic
