@@ -61,7 +61,10 @@ def _finding_text(f: Finding) -> str:
 @click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanityCheck only.")
 @click.option("--max-message-size", type=int, default=5 * 1024 * 1024, show_default=True,
               help="Bytes read at an index entry's position when verifying an index.")
-def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, max_message_size):
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="Decode KRaft metadata records (on by default for __cluster_metadata segments and snapshots).")
+def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, max_message_size,
+         cluster_metadata_decoder):
     """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
 
     The kind of each FILE is chosen by its name (as Kafka names files) and
@@ -75,6 +78,7 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
         verify_index_only=verify_index_only,
         index_sanity_check=index_sanity_check,
         max_message_size=max_message_size,
+        metadata=cluster_metadata_decoder,
     )
     result = DumpResult()
     out = sys.stdout
@@ -89,7 +93,7 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
             for line in lines:
                 out.write(line + "\n")
         else:
-            objs = dump_batches_json(path, opts, result) if kind.is_batches else dump_other_json(path, kind, opts, result)
+            objs = dump_batches_json(path, opts, result, kind) if kind.is_batches else dump_other_json(path, kind, opts, result)
             for obj in objs:
                 out.write(json.dumps(obj, default=json_default, ensure_ascii=False) + "\n")
     reported = [f for f in result.findings]
@@ -244,6 +248,42 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, overwrite):
         raise click.ClickException(str(e))
     click.echo(json.dumps(summary))
     sys.exit(EXIT_FINDINGS if summary["failed_tasks"] else EXIT_CLEAN)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--topic", help="Only this topic.")
+@click.option("--partition", type=int, help="Only this partition.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def timeline(paths, topic, partition, fmt):
+    """Election timeline per partition from a KRaft metadata log and its snapshots.
+
+    PATHS are log dirs, __cluster_metadata-0 dirs, segments or snapshot files.
+    Leader epochs are reconstructed as the controller increments them; unclean
+    elections are marked.  Example: kforensics timeline /data/kraft-logs --topic orders
+    """
+    from .analysis.timeline import build_timeline
+
+    tl = build_timeline(list(paths))
+    doc = tl.to_dict()
+    doc["partitions"] = [p for p in doc["partitions"] if (topic is None or p["topic"] == topic)
+                         and (partition is None or p["partition"] == partition)]
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc, default=json_default) + "\n")
+    else:
+        out = sys.stdout
+        out.write(f"{tl.records} metadata records, {len(doc['partitions'])} partition(s)\n")
+        for p in doc["partitions"]:
+            out.write(f"\n{p['topic']}-{p['partition']}\n")
+            for e in p["entries"]:
+                flag = " UNCLEAN" if e["unclean"] else ""
+                out.write(f"  offset {e['offset']} ({e['source']}) {e['record']}: leader {e['leader']} "
+                          f"epoch {e['leader_epoch']} partitionEpoch {e['partition_epoch']} isr {e['isr']}"
+                          f"{' elr ' + str(e['elr']) if e['elr'] else ''} recovery {e['leader_recovery_state']}"
+                          f"{flag}\n")
+        for f in tl.findings:
+            click.echo(_finding_text(f), err=True)
+    sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in tl.findings) else EXIT_CLEAN)
 
 
 if __name__ == "__main__":  # pragma: no cover

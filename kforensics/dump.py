@@ -27,6 +27,7 @@ class DumpOptions:
     verify_index_only: bool = False
     index_sanity_check: bool = False
     max_message_size: int = 5 * 1024 * 1024
+    metadata: bool = False  # decode KRaft metadata record values
 
 
 @dataclass
@@ -102,6 +103,26 @@ def record_line(batch: dict[str, Any], r: dict[str, Any], print_data: bool) -> s
     return line
 
 
+def _is_metadata(path: str, kind: FileKind, opts: DumpOptions) -> bool:
+    return opts.metadata or kind.kind in ("kraft_snapshot", "bootstrap_snapshot") or os.path.basename(
+        os.path.dirname(os.path.abspath(path))).startswith("__cluster_metadata")
+
+
+def _decode_metadata(d: dict[str, Any], path: str, result: DumpResult) -> None:
+    """Attach the decoded metadata record to each data record (kafka-dump-log --cluster-metadata-decoder)."""
+    from .findings import FormatError
+    from .formats.metadata_records import decode_metadata_record
+
+    for r in d.get("records", []):
+        if r.get("control") is None and r.get("value") is not None:
+            try:
+                r["metadata"] = decode_metadata_record(r["value"])
+            except FormatError as e:
+                r["metadata"] = {"error": e.message}
+                result.findings.append(Finding(e.code, Severity.MEDIUM, e.message, file=path, position=d["position"],
+                                               facts={"offset": r["offset"]}))
+
+
 def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: DumpResult) -> Iterator[str]:
     """kafka-dump-log text for a ``.log`` or KRaft snapshot file."""
     yield f"Dumping {path}"
@@ -111,12 +132,15 @@ def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: Dump
         yield f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}"
     elif kind.kind == "bootstrap_snapshot":
         yield "KRaft bootstrap snapshot"
-    deep = opts.deep or opts.print_data
+    meta = _is_metadata(path, kind, opts)
+    deep = opts.deep or opts.print_data or opts.metadata
     reader = SegmentReader(path)
     prev_last = None
     gaps: list[tuple[int, int]] = []
     for b in reader.batches():
-        d = entry_dict(b, deep=deep, with_data=opts.print_data)
+        d = entry_dict(b, deep=deep, with_data=opts.print_data or meta)
+        if deep and meta:
+            _decode_metadata(d, path, result)
         first = d["base_offset"] if d["base_offset"] is not None else d["last_offset"]
         if prev_last is not None and first != prev_last + 1:
             gaps.append((prev_last, first))
@@ -127,7 +151,10 @@ def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: Dump
         yield line
         if deep:
             for r in d["records"]:
-                yield record_line(d, r, opts.print_data)
+                line = record_line(d, r, opts.print_data)
+                if "metadata" in r:
+                    line += " payload: " + json.dumps(r["metadata"], default=str, separators=(",", ":"))
+                yield line
             if d["records_error"]:
                 result.findings.append(
                     Finding(
@@ -148,12 +175,20 @@ def dump_batches_text(path: str, kind: FileKind, opts: DumpOptions, result: Dump
     result.findings.extend(summary.findings)
 
 
-def dump_batches_json(path: str, opts: DumpOptions, result: DumpResult) -> Iterator[dict[str, Any]]:
+def dump_batches_json(path: str, opts: DumpOptions, result: DumpResult, kind: FileKind | None = None
+                      ) -> Iterator[dict[str, Any]]:
     """NDJSON objects (one per batch) for a ``.log`` or KRaft snapshot file."""
-    deep = opts.deep or opts.print_data
+    meta = _is_metadata(path, kind or classify_name(path), opts)
+    deep = opts.deep or opts.print_data or opts.metadata
     reader = SegmentReader(path)
     for b in reader.batches():
-        d = entry_dict(b, deep=deep, with_data=opts.print_data)
+        d = entry_dict(b, deep=deep, with_data=opts.print_data or meta)
+        if deep and meta:
+            _decode_metadata(d, path, result)
+            if not opts.print_data:
+                for r in d["records"]:
+                    r.pop("key", None)
+                    r.pop("value", None)
         d = {"kind": "batch", "file": path, **d, "recovered": b.recovered}
         if deep and d["records_error"]:
             result.findings.append(

@@ -20,10 +20,25 @@ def _lost(p: dict) -> dict[str, int]:
     return out
 
 
+def _timeline(reports):
+    """The election timeline when a KRaft metadata log is among the inputs, else None."""
+    dirs = []
+    for r in reports:
+        for p in r.partitions:
+            if p.topic == "__cluster_metadata":
+                dirs.append(f"{p.log_dir}/{p.dir_name}")
+    if not dirs:
+        return None
+    from .timeline import build_timeline
+
+    return build_timeline(dirs)
+
+
 def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, leader=None, what_if=False,
                events=None, digests=False) -> dict[str, Any]:
     """Replay every partition found on the brokers (filtered), as one JSON-ready document."""
     groups, reports = load_replicas(brokers, kafka_version=kafka_version)
+    tl = _timeline(reports)
     parts = []
     for (t, p), replicas in sorted(groups.items()):
         if (topic is not None and t != topic) or (partition is not None and p != partition):
@@ -31,7 +46,27 @@ def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, l
         ids = [r.broker_id for r in replicas]
         if leader is not None and leader not in ids:
             continue
-        rp = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=leader, events=events)
+        chosen, timeline_events = leader, events
+        entries = tl.partitions.get((t, p), []) if tl is not None else []
+        if entries and events is None and leader is None and entries[-1].leader in ids:
+            # the controller's record of who leads, in which epoch, replaces the guess
+            chosen = entries[-1].leader
+            timeline_events = [{"op": "elect", "leader": chosen, "epoch": entries[-1].leader_epoch}] + [
+                {"op": "follow", "broker": b} for b in sorted(ids) if b != chosen]
+        rp = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=chosen, events=timeline_events)
+        if entries:
+            from .timeline import check_replica_epochs
+
+            for r in replicas:
+                cp = r.epoch_checkpoint
+                seen = sorted({int(e) for e in r.log.col("epoch").tolist() if e >= 0})
+                for f in check_replica_epochs(tl, t, p, r.broker_id, cp, seen, r.source):
+                    rp.findings.append({"code": f.code, "broker_id": r.broker_id, "message": f.message})
+            for e in entries:
+                if e.unclean:
+                    rp.findings.append({"code": "UNCLEAN_ELECTION", "broker_id": e.leader,
+                                        "message": f"metadata log offset {e.offset}: leader {e.leader} elected in epoch "
+                                                   f"{e.leader_epoch} outside the previous ISR or recovering"})
         if digests:
             by_id = {r.broker_id: r for r in replicas}
             for out in rp.replicas:
@@ -39,6 +74,8 @@ def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, l
                     if v.batches is not None and len(v.batches):
                         v.records_detail = batch_digests(by_id[out.broker_id], v.batches)
         result = rp.to_dict()
+        if entries:
+            result["timeline"] = [e.to_dict() for e in entries]
         if what_if:
             result["what_if"] = []
             for cand in sorted(ids):

@@ -105,6 +105,7 @@ def scan_log_dirs(
             partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, keep_batches=keep_batches,
                                              progress=progress))
     _name_truncated_topics(partitions, findings)
+    _check_against_timeline(partitions, broker, findings)
     report = ScanReport(broker, partitions, findings, files, kafka_version)
     for p in partitions:
         report.files += p.files
@@ -158,6 +159,25 @@ def plan_log_dir(path, broker: BrokerIdentity, findings: list[Finding], files: l
                                     file=str(ld.root_files.get(kind, ld.path)),
                                     facts={"topic": key[0], "partition": key[1], "offset": table[key]}))
     return plan
+
+
+def _check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdentity, findings: list[Finding]) -> None:
+    """With a KRaft metadata log in the log dir, check every replica's epochs against the controller's grants."""
+    meta = [p for p in partitions if p.topic == METADATA_TOPIC and p.suffix is None]
+    if not meta:
+        return
+    from .timeline import build_timeline, check_replica_epochs
+
+    try:
+        tl = build_timeline([Path(p.log_dir) / p.dir_name for p in meta])
+    except OSError as e:
+        findings.append(Finding("UNREADABLE_FILE", Severity.HIGH, f"metadata log: {e}"))
+        return
+    for p in partitions:
+        if p.topic == METADATA_TOPIC or p.suffix is not None:
+            continue
+        p.findings += check_replica_epochs(tl, p.topic, p.partition, broker.node_id, p.epoch_cache_written,
+                                           p.epochs_seen, file=str(Path(p.log_dir) / p.dir_name))
 
 
 def _name_truncated_topics(partitions: list[PartitionScan], findings: list[Finding]) -> None:
