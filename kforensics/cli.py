@@ -170,8 +170,11 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, progress):
 @click.option("--leader", type=int, help="Broker to elect (default: highest latest epoch, then longest log).")
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
 @click.option("--digests", is_flag=True, help="List key/value SHA-256 of every lost or forked record (reads them back).")
+@click.option("--metadata", "metadata", multiple=True, type=click.Path(exists=True),
+              help="A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
+                   "inside the brokers' log dirs.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, fmt):
+def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt):
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), or
@@ -181,11 +184,13 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
 
     brokers: dict[int, list[str]] | list[str]
     events = None
+    metadata = list(metadata)
     if scenario:
         from .analysis.replay_inputs import load_scenario
 
         sc = load_scenario(scenario)
         brokers, events = sc["brokers"], sc["events"] or None
+        metadata += sc["metadata"]
     elif broker_dirs:
         brokers = {}
         for spec in broker_dirs:
@@ -201,7 +206,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         brokers = list(log_dirs)
     try:
         doc = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
-                         what_if=what_if, events=events, digests=digests)
+                         what_if=what_if, events=events, digests=digests, metadata=metadata)
     except ValueError as e:
         raise click.BadParameter(str(e))
     if fmt == "json":

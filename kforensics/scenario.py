@@ -56,6 +56,7 @@ class ScenarioBuilder:
         self.events: list[dict[str, Any]] = []
         self.expected: dict[str, dict[int, list[str]]] = {}
         self._clock = 0
+        self.elections: list[tuple[int, int]] = []  # (leader, epoch) before the snapshot, for the metadata log
 
     # ------------------------------------------------------------- history before the snapshot
     def elect(self, leader: int, *, epoch: int | None = None, record_epoch: bool = False) -> "ScenarioBuilder":
@@ -63,6 +64,7 @@ class ScenarioBuilder:
         KAFKA-7415 entry (epoch at its LEO) into its leader-epoch-checkpoint, as 2.0.1+ brokers do."""
         self.leader = leader
         self.epoch = self.epoch + 1 if epoch is None else epoch
+        self.elections.append((leader, self.epoch))
         if record_epoch:
             b = self.brokers[leader]
             b.extra_epochs.append((self.epoch, b.leo))
@@ -119,6 +121,44 @@ class ScenarioBuilder:
         return self
 
     # ------------------------------------------------------------- output
+    def _write_metadata_log(self, root: Path) -> None:
+        """The controller's view of the elections before the snapshot, as a KRaft metadata log.
+
+        Written to ``controller/__cluster_metadata-0`` beside the brokers when the
+        elections are ones a controller could have made (epochs only go up).
+        """
+        from .formats.control import encode_control_key, encode_leader_change
+        from .formats.metadata_records import encode_metadata_record
+        from .formats.protocol import uuid_to_str
+
+        epochs = [e for _, e in self.elections]
+        if not self.elections or any(b <= a for a, b in zip(epochs, epochs[1:])):
+            return
+        tid = uuid_to_str(self.name.encode().ljust(16, b"\0")[:16])
+        ids = sorted(self.brokers)
+        records = [
+            encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 7}),
+            encode_metadata_record("TopicRecord", 0, {"Name": self.topic, "TopicId": tid}),
+        ]
+        (leader, epoch) = self.elections[0]
+        records.append(encode_metadata_record("PartitionRecord", 0, {
+            "PartitionId": self.partition, "TopicId": tid, "Replicas": ids, "Isr": ids, "RemovingReplicas": [],
+            "AddingReplicas": [], "Leader": leader, "LeaderEpoch": epoch, "PartitionEpoch": 0}))
+        current = epoch
+        for leader, epoch in self.elections[1:]:
+            while current < epoch:  # the controller bumps one epoch per leader (re)election
+                current += 1
+                records.append(encode_metadata_record("PartitionChangeRecord", 0, {
+                    "PartitionId": self.partition, "TopicId": tid, "Leader": leader}))
+        d = root / "controller" / "__cluster_metadata-0"
+        d.mkdir(parents=True, exist_ok=True)
+        batches = [build_batch([RecordData(0, T0, encode_control_key("LEADER_CHANGE"),
+                                           encode_leader_change(ids[0], ids, ids))],
+                               partition_leader_epoch=1, control=True)]
+        for i, value in enumerate(records, start=1):
+            batches.append(build_batch([RecordData(i, T0 + i, None, value)], partition_leader_epoch=1))
+        (d / "00000000000000000000.log").write_bytes(b"".join(batches))
+
     def write(self, root: str | Path, *, cleaner_offsets: dict[int, int] | None = None) -> Path:
         root = Path(root)
         for b in self.brokers.values():
@@ -145,5 +185,6 @@ class ScenarioBuilder:
             "expected": {v: {str(k): codes for k, codes in exp.items()} for v, exp in self.expected.items()},
         }
         (root / "scenario.json").write_text(json.dumps(doc, indent=1) + "\n")
+        self._write_metadata_log(root)
         set_mtimes(root)
         return root

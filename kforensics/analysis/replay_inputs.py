@@ -106,5 +106,7 @@ def load_scenario(path: str | Path) -> dict:
     for d in sorted(root.glob("broker-*")):
         brokers[int(d.name.split("-", 1)[1])] = [d]
     doc["brokers"] = brokers
+    meta = root / "controller" / "__cluster_metadata-0"
+    doc["metadata"] = [meta] if meta.exists() else []
     doc["expected"] = {v: {int(k): codes for k, codes in exp.items()} for v, exp in doc.get("expected", {}).items()}
     return doc

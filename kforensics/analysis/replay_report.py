@@ -20,9 +20,9 @@ def _lost(p: dict) -> dict[str, int]:
     return out
 
 
-def _timeline(reports):
+def _timeline(reports, metadata=None):
     """The election timeline when a KRaft metadata log is among the inputs, else None."""
-    dirs = []
+    dirs = list(metadata or [])
     for r in reports:
         for p in r.partitions:
             if p.topic == "__cluster_metadata":
@@ -35,10 +35,10 @@ def _timeline(reports):
 
 
 def replay_all(brokers, *, kafka_version="latest", topic=None, partition=None, leader=None, what_if=False,
-               events=None, digests=False) -> dict[str, Any]:
+               events=None, digests=False, metadata=None) -> dict[str, Any]:
     """Replay every partition found on the brokers (filtered), as one JSON-ready document."""
     groups, reports = load_replicas(brokers, kafka_version=kafka_version)
-    tl = _timeline(reports)
+    tl = _timeline(reports, metadata)
     parts = []
     for (t, p), replicas in sorted(groups.items()):
         if (topic is not None and t != topic) or (partition is not None and p != partition):
