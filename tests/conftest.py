@@ -55,3 +55,18 @@ def spark():
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+
+
+def file_tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` by relative path, with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_generator(script: Path, out: Path) -> None:
+    """Run a fixtures/make_*.py generator's ``main`` into ``out``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(script.stem, script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(out)

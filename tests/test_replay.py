@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import file_tree, run_generator, ROOT
 from kforensics.analysis.replay import replay_partition
 from kforensics.analysis.replay_inputs import load_replicas, load_scenario
 from kforensics.analysis.replica import BatchLog, Replica
@@ -179,17 +179,8 @@ def test_digests_of_lost_records_are_read_back_from_the_replica():
 
 
 def test_scenarios_regenerate_byte_for_byte(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_scenarios", ROOT / "fixtures" / "make_scenarios.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.main(tmp_path)
-
-    def tree(root):
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-    assert tree(tmp_path) == tree(ROOT / "fixtures" / "scenarios")
+    run_generator(ROOT / "fixtures" / "make_scenarios.py", tmp_path)
+    assert file_tree(tmp_path) == file_tree(ROOT / "fixtures" / "scenarios")
 
 
 def test_scenario_metadata_logs_agree_with_the_brokers_epochs():

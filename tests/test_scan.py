@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from conftest import ORACLE, REALDATA, ROOT, need_shared
+from conftest import file_tree, run_generator, ORACLE, REALDATA, ROOT, need_shared
 from kforensics.analysis.scan import scan_log_dirs
 from kforensics.analysis.tables import write_parquet
 from kforensics.cli import main
@@ -70,17 +70,8 @@ def test_healthy_broker_is_clean_and_damaged_broker_covers_every_damage():
 
 
 def test_fixtures_regenerate_byte_for_byte(tmp_path):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_fixtures", ROOT / "fixtures" / "make_fixtures.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    mod.main(tmp_path)
-
-    def tree(root):
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-    assert tree(tmp_path) == tree(FIXTURES)
+    run_generator(ROOT / "fixtures" / "make_fixtures.py", tmp_path)
+    assert file_tree(tmp_path) == file_tree(FIXTURES)
 
 
 def test_oracle_logs_report_corruption_exactly_for_damaged_cases():
