@@ -168,7 +168,9 @@ def test_scan_of_a_read_only_copy_changes_nothing(tmp_path):
 def test_parquet_tables_read_back_with_pandas(tmp_path):
     report = scan_log_dirs([FIXTURES / "damaged"], keep_batches=True)
     paths = write_parquet(report, tmp_path)
-    assert set(paths) == {"partitions", "segments", "batches", "epochs", "findings", "files"}
+    assert set(paths) == {"partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints"}
+    cps = pd.read_parquet(paths["checkpoints"])
+    assert ("ghost", 0, 10) in set(zip(cps.topic, cps.partition, cps.offset))
     parts = pd.read_parquet(paths["partitions"])
     assert len(parts) == len(report.partitions)
     batches = pd.read_parquet(paths["batches"])

@@ -105,7 +105,7 @@ def test_faults_become_findings_and_the_job_completes(job):
     assert set(f[f["snapshot_id"] == "broken"]["code"]) & {"SNAPSHOT_UNREADABLE", "NO_LOG_DIR"}
     assert set(f[f["snapshot_id"] == "missing"]["code"]) & {"SNAPSHOT_UNREADABLE", "NO_LOG_DIR"}
     assert not [n for n in os.listdir(out) if n.startswith(".staging")]
-    assert set(os.listdir(out)) >= {"brokers", "partitions", "segments", "batches", "epochs", "findings", "files",
+    assert set(os.listdir(out)) >= {"brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints",
                                     "verdicts", "divergence", "summary"}
 
 

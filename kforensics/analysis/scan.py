@@ -38,9 +38,11 @@ class BrokerIdentity:
     directory_ids: list[str] = field(default_factory=list)
     log_dirs: list[str] = field(default_factory=list)
     clean_shutdown: dict[str, bool] = field(default_factory=dict)
+    # every entry of the log dirs' offset checkpoints: {kind, file, topic, partition, offset}
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "checkpoints"}
 
 
 @dataclass
@@ -71,6 +73,7 @@ class ScanReport:
             "partitions": [p.to_dict() for p in self.partitions],
             "findings": [f.to_dict() for f in self.all_findings()],
             "files": [f.__dict__ for f in self.files],
+            "checkpoints": self.broker.checkpoints,
         }
 
 
@@ -225,6 +228,7 @@ def _root_context(ld: LogDir, broker: BrokerIdentity, findings: list, files: lis
         cp = checkpoint.decode(data, kind)
         findings += [f.at(str(p)) for f in cp.findings]
         ctx[key] = cp.offsets()
+        broker.checkpoints += [{"kind": kind, "file": str(p), **e} for e in cp.entries]
         if kind == "replication_offset_checkpoint":
             ctx["hw_present"] = True
     ctx["bare"] = mp_path is None and len(missing) == len(OFFSET_CHECKPOINTS)

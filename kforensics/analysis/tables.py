@@ -55,6 +55,8 @@ SCHEMAS = {
     ]),
     "files": pa.schema(CONTEXT + [("path", pa.string()), ("kind", pa.string()), ("size", pa.int64()),
                                   ("sha256", pa.string())]),
+    "checkpoints": pa.schema(CONTEXT + [("kind", pa.string()), ("file", pa.string()), ("topic", pa.string()),
+                                        ("partition", pa.int32()), ("offset", pa.int64())]),
 }
 
 
@@ -143,6 +145,12 @@ def files_table(report: ScanReport, context: dict | None = None) -> pa.Table:
     return _table("files", [{**c, **f.__dict__} for f in report.files])
 
 
+def checkpoints_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    """Every entry of the root offset checkpoints (HW, recovery point, log start, cleaner offset)."""
+    c = _ctx(report, context)
+    return _table("checkpoints", [{**c, **e} for e in report.broker.checkpoints])
+
+
 TABLES = {
     "partitions": partitions_table,
     "segments": segments_table,
@@ -150,6 +158,7 @@ TABLES = {
     "epochs": epochs_table,
     "findings": findings_table,
     "files": files_table,
+    "checkpoints": checkpoints_table,
 }
 
 

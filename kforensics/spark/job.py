@@ -29,8 +29,8 @@ from ..log.log_dir import find_log_dirs, open_partition_dir, parse_partition_dir
 from ..log.sources import resolve
 from .inputs import Snapshot
 
-TABLES = ("brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "verdicts", "divergence",
-          "summary")
+TABLES = ("brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints", "verdicts",
+          "divergence", "summary")
 TASK_COLUMNS = ["snapshot_id", "spec", "log_dir", "dir_name", "broker_id", "cluster", "snapshot_time", "context"]
 STATUS_SCHEMA = "snapshot_id string, dir_name string, status string, error string, batches long, bytes long"
 KEYS = ["cluster", "topic", "partition"]
