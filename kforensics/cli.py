@@ -255,40 +255,9 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, overwrite):
     sys.exit(EXIT_FINDINGS if summary["failed_tasks"] else EXIT_CLEAN)
 
 
-@main.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--topic", help="Only this topic.")
-@click.option("--partition", type=int, help="Only this partition.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def timeline(paths, topic, partition, fmt):
-    """Election timeline per partition from a KRaft metadata log and its snapshots.
+from .cli_timeline import timeline  # noqa: E402  (the command lives in its own module)
 
-    PATHS are log dirs, __cluster_metadata-0 dirs, segments or snapshot files.
-    Leader epochs are reconstructed as the controller increments them; unclean
-    elections are marked.  Example: kforensics timeline /data/kraft-logs --topic orders
-    """
-    from .analysis.timeline import build_timeline
-
-    tl = build_timeline(list(paths))
-    doc = tl.to_dict()
-    doc["partitions"] = [p for p in doc["partitions"] if (topic is None or p["topic"] == topic)
-                         and (partition is None or p["partition"] == partition)]
-    if fmt == "json":
-        sys.stdout.write(json.dumps(doc, default=json_default) + "\n")
-    else:
-        out = sys.stdout
-        out.write(f"{tl.records} metadata records, {len(doc['partitions'])} partition(s)\n")
-        for p in doc["partitions"]:
-            out.write(f"\n{p['topic']}-{p['partition']}\n")
-            for e in p["entries"]:
-                flag = " UNCLEAN" if e["unclean"] else ""
-                out.write(f"  offset {e['offset']} ({e['source']}) {e['record']}: leader {e['leader']} "
-                          f"epoch {e['leader_epoch']} partitionEpoch {e['partition_epoch']} isr {e['isr']}"
-                          f"{' elr ' + str(e['elr']) if e['elr'] else ''} recovery {e['leader_recovery_state']}"
-                          f"{flag}\n")
-        for f in tl.findings:
-            click.echo(_finding_text(f), err=True)
-    sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in tl.findings) else EXIT_CLEAN)
+main.add_command(timeline)
 
 
 if __name__ == "__main__":  # pragma: no cover

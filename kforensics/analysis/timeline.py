@@ -1,202 +1,704 @@
 """The election timeline of every partition, replayed from a KRaft metadata log and its snapshots.
 
-The controller records each leader change as a PartitionChangeRecord; the
-leader epoch is not in the record but follows from it: PartitionRecord sets
-leader and partition epoch, every PartitionChangeRecord adds one to the
-partition epoch, and one to the leader epoch when its Leader field is present
-(even when it names the same leader).  An election is marked unclean when the
-new leader was not in the previous ISR, or when the leader recovery state
-becomes RECOVERING (1).
+The controller records each leader change in a PartitionChangeRecord, which
+carries no epoch: the epochs follow from replaying the records in log order
+(reference §6.2).  A PartitionRecord sets leader, leader epoch and partition
+epoch; each PartitionChangeRecord adds one to the partition epoch, and one to
+the leader epoch when its Leader field is present (≠ −2), even when it names
+the same leader; every other field is replaced only when present.  A
+ClearElrRecord empties the ELRs of a topic (of every topic when its name is
+empty), which adds one to the partition epoch of each partition it changes.
+
+An election is marked unclean when the new leader was in neither the previous
+ISR nor the previous ELR (replicas in the ELR are safe to elect, KIP-966), or
+when the leader recovery state becomes RECOVERING (1).
+
+Inputs are log dirs, ``__cluster_metadata-*`` dirs, their segments and
+snapshots (``<endOffset>-<epoch>.checkpoint``, ``bootstrap.checkpoint``).
+Several copies of the metadata log (one per broker) are merged by offset.
+Snapshots and log are replayed in offset order: a snapshot that the log
+reaches without a gap is checked against the replayed state; one that follows
+a gap (older segments deleted) becomes the new starting state, and the
+partitions it shows changed get an entry of their own.  Records after a gap
+that a later snapshot covers are left to that snapshot.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..findings import Finding, FormatError, Severity
+from ..formats import meta_properties
 from ..formats.metadata_records import decode_metadata_record
 from ..log.file_kinds import classify_name
 from ..log.records import decode_entry
 from ..log.segment_reader import SegmentReader
 
-LEADER_UNCHANGED = -2
+NO_LEADER = -1
+NO_LEADER_CHANGE = -2
+RECOVERED, RECOVERING = 0, 1
+LEADER_RECOVERY_STATES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
+METADATA_DIR = re.compile(r"^__cluster_metadata-\d+$")
+_SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 
 
 @dataclass
 class TimelineEntry:
-    offset: int  # metadata log offset (or snapshot offset)
-    timestamp: int
-    source: str  # "snapshot" or "log"
-    record: str  # PartitionRecord / PartitionChangeRecord
+    """A partition's registration after one metadata record (or as a snapshot shows it)."""
+
+    offset: int  # metadata log offset; for a snapshot, the last offset it covers (end offset - 1)
+    timestamp: int  # batch timestamp (ms); for a snapshot, its last contained log timestamp
     leader: int
     leader_epoch: int
     partition_epoch: int
     isr: list[int]
     replicas: list[int]
-    elr: list[int] | None = None
-    last_known_elr: list[int] | None = None
-    leader_recovery_state: int = 0
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
+    leader_recovery_state: int = RECOVERED
     unclean: bool = False
-    leader_changed: bool = False
+    leader_changed: bool = False  # this entry grants a leader epoch (PartitionRecord, or Leader present)
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
+    topic_id: str | None = None
+    record: str = "PartitionRecord"  # PartitionRecord, PartitionChangeRecord, ClearElrRecord or "snapshot"
+    source: str = "log"  # "log" or "snapshot"
+    file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    def same_registration(self, other: "TimelineEntry") -> bool:
+        """Whether two entries describe the same partition state (epochs, leader, replica sets)."""
+        return all(getattr(self, k) == getattr(other, k) for k in _STATE_FIELDS)
+
+
+_STATE_FIELDS = ("leader", "leader_epoch", "partition_epoch", "isr", "replicas", "elr", "last_known_elr",
+                 "leader_recovery_state", "adding_replicas", "removing_replicas")
+
 
 @dataclass
 class Timeline:
-    partitions: dict[tuple[str, int], list[TimelineEntry]] = field(default_factory=dict)
-    topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name
-    findings: list[Finding] = field(default_factory=list)
-    records: int = 0
+    """Per (topic, partition): the registrations in order; plus what was read and what was wrong."""
 
-    def granted_epochs(self, topic: str, partition: int) -> dict[int, int]:
-        """leader epoch -> leader, as the controller granted them (first seen onwards)."""
-        return {e.leader_epoch: e.leader for e in self.partitions.get((topic, partition), []) if e.leader >= 0}
+    partitions: dict[tuple[str, int], list[TimelineEntry]] = field(default_factory=dict)
+    topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name (every topic seen)
+    removed_topics: dict[str, dict[str, Any]] = field(default_factory=dict)  # topic id -> {name, offset}
+    findings: list[Finding] = field(default_factory=list)
+    records: int = 0  # metadata records replayed (log and snapshots)
+    record_types: Counter = field(default_factory=Counter)
+    sources: list[str] = field(default_factory=list)  # files read
+    snapshots_loaded: list[str] = field(default_factory=list)  # snapshots used as a starting state
+    snapshots_checked: list[str] = field(default_factory=list)  # snapshots compared with the replayed log
+    log_start: int | None = None
+    log_end: int | None = None  # next offset after the last log record read
+    complete: bool = False  # the history starts at offset 0 or at a snapshot
+
+    # ------------------------------------------------------------------ queries
+    def entries(self, topic: str, partition: int, topic_id: str | None = None) -> list[TimelineEntry]:
+        """The entries of one incarnation of a partition: ``topic_id``'s, else the latest one's."""
+        es = self.partitions.get((topic, partition), [])
+        if not es:
+            return []
+        tid = topic_id if topic_id is not None else es[-1].topic_id
+        return [e for e in es if e.topic_id == tid]
+
+    def granted_epochs(self, topic: str, partition: int, topic_id: str | None = None) -> dict[int, int]:
+        """leader epoch -> leader, for the epochs whose grant the timeline shows (no-leader grants included as −1)."""
+        return {e.leader_epoch: e.leader for e in self.entries(topic, partition, topic_id)}
+
+    def epoch_range(self, topic: str, partition: int, topic_id: str | None = None) -> tuple[int, int] | None:
+        """(first, last) leader epoch known; every epoch between them was granted (epochs grow by one)."""
+        es = self.entries(topic, partition, topic_id)
+        return (es[0].leader_epoch, es[-1].leader_epoch) if es else None
+
+    def was_granted(self, topic: str, partition: int, epoch: int, topic_id: str | None = None) -> bool:
+        """Whether the controller granted ``epoch`` to a leader: an entry shows it (leader ≥ 0), or it lies in a
+        gap that a snapshot closes (the epochs the snapshot skipped over, leaders unknown).  Epochs before the
+        first entry are history the timeline does not hold: False."""
+        es = self.entries(topic, partition, topic_id)
+        for a, b in zip([None] + es, es):
+            if b.leader_epoch == epoch and (b.leader_changed or a is None):
+                return b.leader >= 0
+            if a is not None and b.source == "snapshot" and a.leader_epoch < epoch < b.leader_epoch:
+                return True
+        return False
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "records": self.records,
+            "record_types": dict(sorted(self.record_types.items())),
+            "sources": self.sources,
+            "snapshots_loaded": self.snapshots_loaded,
+            "snapshots_checked": self.snapshots_checked,
+            "log_start": self.log_start,
+            "log_end": self.log_end,
+            "complete": self.complete,
             "topic_names": self.topic_names,
-            "partitions": [{"topic": t, "partition": p, "entries": [e.to_dict() for e in es]}
+            "removed_topics": self.removed_topics,
+            "partitions": [{"topic": t, "partition": p, "topic_id": es[-1].topic_id if es else None,
+                            "entries": [e.to_dict() for e in es]}
                            for (t, p), es in sorted(self.partitions.items())],
             "findings": [f.to_dict() for f in self.findings],
         }
 
 
-_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+# --------------------------------------------------------------------------- inputs
+@dataclass(slots=True)
+class _Rec:
+    """One record of a metadata log copy: ``value`` is None for control records (they only take an offset)."""
+
+    offset: int
+    timestamp: int
+    raft_epoch: int
+    value: bytes | None
+    file: str
+    position: int
 
 
-def metadata_files(paths: list[str | Path]) -> tuple[list[Path], list[Path]]:
-    """(snapshots, log segments) under the given files/dirs, in order."""
-    snaps, logs = [], []
+@dataclass
+class _Sources:
+    logs: dict[str, list[Path]] = field(default_factory=dict)  # metadata dir -> segments
+    snapshots: list[Path] = field(default_factory=list)
+    bootstraps: list[Path] = field(default_factory=list)
+
+
+def _collect(paths: Iterable[str | os.PathLike]) -> _Sources:
+    src = _Sources()
+
+    def add_file(f: Path) -> None:
+        kind = classify_name(f)
+        if kind.leftover:
+            return  # .deleted/.part/... are not part of the log Kafka reads
+        if kind.kind == "kraft_snapshot":
+            src.snapshots.append(f)
+        elif kind.kind == "bootstrap_snapshot":
+            src.bootstraps.append(f)
+        elif kind.kind == "log":
+            src.logs.setdefault(str(f.parent), []).append(f)
+
+    def add_metadata_dir(d: Path) -> None:
+        for f in sorted(d.iterdir()):
+            if f.is_file():
+                add_file(f)
+
     for p in map(Path, paths):
-        items = sorted(p.rglob("*")) if p.is_dir() else [p]
-        for f in items:
-            if not f.is_file():
-                continue
-            kind = classify_name(f).kind
-            if kind in ("kraft_snapshot", "bootstrap_snapshot") and not classify_name(f).leftover:
-                snaps.append(f)
-            elif kind == "log" and f.parent.name.startswith("__cluster_metadata"):
-                logs.append(f)
-    return snaps, logs
+        if p.is_file():
+            add_file(p)
+        elif p.is_dir() and METADATA_DIR.match(p.name):
+            add_metadata_dir(p)
+        elif p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                for d in [d for d in dirs if METADATA_DIR.match(d)]:
+                    add_metadata_dir(Path(root) / d)
+                    dirs.remove(d)
+                if "bootstrap.checkpoint" in files:
+                    src.bootstraps.append(Path(root) / "bootstrap.checkpoint")
+        else:
+            raise FileNotFoundError(f"no such file or directory: {p}")
+    for d in src.logs:
+        src.logs[d] = sorted(set(src.logs[d]), key=lambda f: (classify_name(f).base_offset or 0, f.name))
+    src.snapshots = sorted(set(src.snapshots), key=_snapshot_id)
+    return src
 
 
-def _records(path: Path, findings: list[Finding]):
+def _snapshot_id(p: Path) -> tuple[int, int, str]:
+    m = _SNAPSHOT_NAME.match(p.name)
+    return (int(m.group(1)), int(m.group(2)), str(p)) if m else (-1, -1, str(p))
+
+
+def _read_records(path: Path, tl: Timeline) -> tuple[list[_Rec], dict[str, Any]]:
+    """Every record of a segment or snapshot (controls as offset placeholders), and the control records seen."""
+    out: list[_Rec] = []
+    controls: dict[str, Any] = {}
     reader = SegmentReader(path)
     for b in reader.batches():
+        if not b.is_valid:
+            continue  # the reader reports the CRC mismatch; its content cannot be trusted
         res = decode_entry(b, with_data=True)
         if res.error is not None:
-            findings.append(res.error.to_finding(Severity.HIGH, str(path), b.position))
+            tl.findings.append(res.error.to_finding(Severity.MEDIUM, str(path), b.position))
         for r in res.records:
-            if r["control"] is not None or r.get("value") is None:
-                continue
-            try:
-                yield r["offset"], r["timestamp"], decode_metadata_record(r["value"])
-            except FormatError as e:
-                findings.append(Finding(e.code, Severity.MEDIUM, e.message, file=str(path), position=b.position,
-                                        facts={"offset": r["offset"], **e.facts}))
-    findings.extend(reader.summary.findings)
+            if r["control"] is not None:
+                c = r["control"]
+                controls.setdefault(c.get("type", "UNKNOWN"), c)
+                out.append(_Rec(r["offset"], b.max_timestamp, b.partition_leader_epoch, None, str(path), b.position))
+            elif r.get("value") is None:
+                tl.findings.append(Finding("NULL_METADATA_RECORD", Severity.MEDIUM,
+                                           f"metadata record at offset {r['offset']} has a null value",
+                                           file=str(path), position=b.position, facts={"offset": r["offset"]}))
+            else:
+                out.append(_Rec(r["offset"], b.max_timestamp, b.partition_leader_epoch, bytes(r["value"]), str(path),
+                                b.position))
+    tl.findings.extend(reader.summary.findings)
+    tl.sources.append(str(path))
+    return out, controls
 
 
-def build_timeline(paths: list[str | Path]) -> Timeline:
-    """Replay the latest snapshot, then the log records after it, into per-partition timelines."""
+def _cluster_id(metadata_dir: str) -> str | None:
+    mp = Path(metadata_dir).parent / "meta.properties"
+    try:
+        return meta_properties.decode(mp.read_bytes()).cluster_id
+    except OSError:
+        return None
+
+
+def _one_cluster(src: _Sources, tl: Timeline) -> None:
+    """Keep the files of one cluster (the one with most metadata dirs) when log dirs of several were given."""
+    dirs = set(src.logs) | {str(p.parent) for p in src.snapshots}
+    clusters: dict[str, list[str]] = {}
+    for d in sorted(dirs):
+        cid = _cluster_id(d)
+        if cid is not None:
+            clusters.setdefault(cid, []).append(d)
+    if len(clusters) <= 1:
+        return
+    chosen = sorted(clusters, key=lambda c: (-len(clusters[c]), c))[0]
+    others = {d for c, ds in clusters.items() if c != chosen for d in ds}
+    src.logs = {d: segs for d, segs in src.logs.items() if d not in others}
+    src.snapshots = [p for p in src.snapshots if str(p.parent) not in others]
+    tl.findings.append(Finding("METADATA_CLUSTERS_DIFFER", Severity.HIGH,
+                               f"metadata logs of {len(clusters)} clusters were given; only cluster {chosen}'s "
+                               "are replayed", facts={"clusters": dict(sorted(clusters.items())), "chosen": chosen}))
+
+
+def _merge_logs(src: _Sources, tl: Timeline) -> list[_Rec]:
+    """One record per offset from every copy of the metadata log; on a conflict the higher Raft epoch wins."""
+    dirs = list(src.logs)
+    by_offset: dict[int, _Rec] = {}
+    diverged: Counter = Counter()
+    for d in dirs:
+        for seg in src.logs[d]:
+            recs, _ = _read_records(seg, tl)
+            for r in recs:
+                old = by_offset.get(r.offset)
+                if old is None:
+                    by_offset[r.offset] = r
+                elif old.value != r.value:
+                    diverged[(old.file, r.file)] += 1
+                    if r.raft_epoch > old.raft_epoch:
+                        by_offset[r.offset] = r  # Raft keeps the entry of the newer epoch
+    for (a, b), n in sorted(diverged.items()):
+        tl.findings.append(Finding("METADATA_REPLICAS_DIVERGE", Severity.MEDIUM,
+                                   f"{n} offset(s) hold different records in {a} and {b}; the higher Raft epoch's "
+                                   "record is replayed", file=b, facts={"other": a, "offsets": n}))
+    return [by_offset[o] for o in sorted(by_offset)]
+
+
+# --------------------------------------------------------------------------- replay
+class _State:
+    """The controller's view being replayed: topic names and partition registrations."""
+
+    def __init__(self, tl: Timeline, emit: bool):
+        self.tl = tl
+        self.emit = emit  # False while building a snapshot's state for comparison
+        self.names: dict[str, str] = {}  # live topic id -> name
+        self.parts: dict[tuple[str, int], TimelineEntry] = {}  # (topic id, partition) -> registration
+        self.txn: list[tuple[_Rec, dict]] | None = None  # records of an open metadata transaction
+
+    def name(self, tid: str) -> str:
+        return self.names.get(tid) or self.tl.topic_names.get(tid) or tid
+
+    def _add(self, tid: str, partition: int, e: TimelineEntry) -> None:
+        self.parts[(tid, partition)] = e
+        if self.emit:
+            self.tl.partitions.setdefault((self.name(tid), partition), []).append(e)
+
+    def _finding(self, code: str, sev: Severity, msg: str, rec: _Rec, **facts) -> None:
+        if self.emit:
+            self.tl.findings.append(Finding(code, sev, msg, file=rec.file, position=rec.position,
+                                            facts={"offset": rec.offset, **facts}))
+
+    def record(self, rec: _Rec, d: dict[str, Any], source: str) -> None:
+        """Apply one decoded record, buffering those inside a metadata transaction until it ends."""
+        kind = d["type"]
+        if kind == "BeginTransactionRecord":
+            if self.txn is not None:
+                self._finding("METADATA_TRANSACTION_NESTED", Severity.LOW,
+                              "BeginTransactionRecord inside an open metadata transaction", rec)
+                self._flush()
+            self.txn = []
+        elif kind == "EndTransactionRecord":
+            self._flush()
+        elif kind == "AbortTransactionRecord":
+            n = len(self.txn or [])
+            self.txn = None
+            self._finding("METADATA_TRANSACTION_ABORTED", Severity.INFO,
+                          f"metadata transaction aborted; its {n} record(s) are not replayed", rec,
+                          reason=d["data"].get("reason"), records=n)
+        elif self.txn is not None:
+            self.txn.append((rec, d))
+        else:
+            self.apply(rec, d, source)
+
+    def _flush(self) -> None:
+        pending, self.txn = self.txn or [], None
+        for rec, d in pending:
+            self.apply(rec, d, "log")
+
+    def apply(self, rec: _Rec, d: dict[str, Any], source: str) -> None:
+        kind, data = d["type"], d["data"]
+        if kind == "TopicRecord":
+            self.names[data["topicId"]] = data["name"]
+            self.tl.topic_names[data["topicId"]] = data["name"]
+        elif kind == "RemoveTopicRecord":
+            tid = data["topicId"]
+            for key in [k for k in self.parts if k[0] == tid]:
+                del self.parts[key]
+            if self.emit:
+                self.tl.removed_topics[tid] = {"name": self.name(tid), "offset": rec.offset,
+                                               "timestamp": rec.timestamp}
+            self.names.pop(tid, None)
+        elif kind == "PartitionRecord":
+            self._partition(rec, data, source)
+        elif kind == "PartitionChangeRecord":
+            self._change(rec, data, source)
+        elif kind == "ClearElrRecord":
+            self._clear_elr(rec, data, source)
+
+    def _partition(self, rec: _Rec, d: dict, source: str) -> None:
+        tid, p = d["topicId"], d["partitionId"]
+        if tid not in self.names and tid not in self.tl.topic_names:
+            self._finding("TOPIC_ID_UNNAMED", Severity.LOW,
+                          f"PartitionRecord for topic id {tid}, which no TopicRecord names", rec, topic_id=tid)
+        prev = self.parts.get((tid, p))
+        lrs = d.get("leaderRecoveryState", RECOVERED)
+        e = TimelineEntry(
+            offset=rec.offset, timestamp=rec.timestamp, leader=d["leader"], leader_epoch=d["leaderEpoch"],
+            partition_epoch=d["partitionEpoch"], isr=list(d["isr"]), replicas=list(d["replicas"]),
+            elr=list(d.get("eligibleLeaderReplicas") or []), last_known_elr=list(d.get("lastKnownElr") or []),
+            leader_recovery_state=lrs, leader_changed=True,
+            adding_replicas=list(d["addingReplicas"]), removing_replicas=list(d["removingReplicas"]),
+            topic_id=tid, record="PartitionRecord", source=source, file=rec.file)
+        e.unclean = _unclean(prev, e) if prev is not None else lrs == RECOVERING
+        self._add(tid, p, e)
+
+    def _change(self, rec: _Rec, d: dict, source: str) -> None:
+        tid, p = d["topicId"], d["partitionId"]
+        prev = self.parts.get((tid, p))
+        if prev is None:
+            self._finding("CHANGE_WITHOUT_PARTITION", Severity.LOW,
+                          f"PartitionChangeRecord at offset {rec.offset} for {self.name(tid)}-{p}, which no "
+                          "PartitionRecord or snapshot before it registers", rec, topic=self.name(tid), partition=p)
+            return
+        leader = d.get("leader", NO_LEADER_CHANGE)
+        changed = leader != NO_LEADER_CHANGE
+        lrs = d.get("leaderRecoveryState", -1)
+
+        def pick(key: str, old: list[int]) -> list[int]:
+            v = d.get(key)
+            return old if v is None else list(v)  # absent or null: unchanged
+
+        e = TimelineEntry(
+            offset=rec.offset, timestamp=rec.timestamp, leader=leader if changed else prev.leader,
+            leader_epoch=prev.leader_epoch + 1 if changed else prev.leader_epoch,
+            partition_epoch=prev.partition_epoch + 1,
+            isr=pick("isr", prev.isr), replicas=pick("replicas", prev.replicas),
+            elr=pick("eligibleLeaderReplicas", prev.elr), last_known_elr=pick("lastKnownElr", prev.last_known_elr),
+            leader_recovery_state=prev.leader_recovery_state if lrs == -1 else lrs, leader_changed=changed,
+            adding_replicas=pick("addingReplicas", prev.adding_replicas),
+            removing_replicas=pick("removingReplicas", prev.removing_replicas),
+            topic_id=tid, record="PartitionChangeRecord", source=source, file=rec.file)
+        e.unclean = _unclean(prev, e)
+        self._add(tid, p, e)
+
+    def _clear_elr(self, rec: _Rec, d: dict, source: str) -> None:
+        name = d["topicName"]
+        tids = set(self.names) if name == "" else {t for t, n in self.names.items() if n == name}
+        if not tids:
+            self._finding("CLEAR_ELR_UNKNOWN_TOPIC", Severity.LOW, f"ClearElrRecord names no live topic ({name!r})",
+                          rec, topic=name)
+        for (tid, p), prev in sorted(self.parts.items()):
+            if tid in tids and (prev.elr or prev.last_known_elr):
+                # the controller merges an empty ELR change: one partition epoch more, same leader epoch
+                self._add(tid, p, replace(prev, offset=rec.offset, timestamp=rec.timestamp, elr=[], last_known_elr=[],
+                                          partition_epoch=prev.partition_epoch + 1, leader_changed=False,
+                                          unclean=False, record="ClearElrRecord", source=source, file=rec.file))
+
+
+def _unclean(prev: TimelineEntry, new: TimelineEntry) -> bool:
+    if new.leader_recovery_state == RECOVERING and prev.leader_recovery_state != RECOVERING:
+        return True
+    return new.leader_changed and new.leader >= 0 and new.leader not in prev.isr and new.leader not in prev.elr
+
+
+def _decode(rec: _Rec, tl: Timeline, emit: bool = True) -> dict | None:
+    try:
+        d = decode_metadata_record(rec.value)
+    except FormatError as e:
+        if emit:
+            tl.findings.append(Finding(e.code, Severity.MEDIUM, f"offset {rec.offset}: {e.message}", file=rec.file,
+                                       position=rec.position, facts={"offset": rec.offset, **e.facts}))
+        return None
+    tl.records += 1
+    tl.record_types[d["type"]] += 1
+    return d
+
+
+def _load_snapshot(path: Path, tl: Timeline) -> tuple[_State, int, int] | None:
+    """The state a snapshot holds, its end offset and its timestamp (None when it is unusable)."""
+    recs, controls = _read_records(path, tl)
+    kind = classify_name(path)
+    if "SNAPSHOT_FOOTER" not in controls or "SNAPSHOT_HEADER" not in controls:
+        missing = [c for c in ("SNAPSHOT_HEADER", "SNAPSHOT_FOOTER") if c not in controls]
+        tl.findings.append(Finding("SNAPSHOT_INCOMPLETE", Severity.MEDIUM,
+                                   f"snapshot without {' and '.join(missing)}: not used", file=str(path),
+                                   facts={"missing": missing}))
+        return None
+    header = controls["SNAPSHOT_HEADER"]
+    ts = header.get("lastContainedLogTimestamp", -1)
+    end = kind.base_offset if kind.base_offset is not None else 0
+    st = _State(tl, emit=False)
+    for r in recs:
+        if r.value is None:
+            continue
+        d = _decode(r, tl)
+        if d is not None:
+            st.record(r, d, "snapshot")
+    return st, end, ts
+
+
+def _adopt(tl: Timeline, state: _State, snap: _State, path: Path, end: int, ts: int) -> _State:
+    """Make a snapshot (which follows a gap) the current state; partitions it shows changed get an entry."""
+    snap.emit = True
+    for tid, name in snap.names.items():
+        tl.topic_names[tid] = name
+    for tid in set(state.names) - set(snap.names):
+        tl.removed_topics.setdefault(tid, {"name": state.names[tid], "offset": None, "timestamp": None,
+                                           "before_snapshot": str(path)})
+    for (tid, p), reg in sorted(snap.parts.items()):
+        prev = state.parts.get((tid, p))
+        if prev is not None and prev.same_registration(reg):
+            snap.parts[(tid, p)] = prev
+            continue
+        e = replace(reg, offset=end - 1, timestamp=ts, record="snapshot", source="snapshot", file=str(path),
+                    leader_changed=prev is None or reg.leader_epoch != prev.leader_epoch, unclean=False)
+        if prev is not None:
+            # only one election in the gap is certain when the epoch moved by exactly one
+            one = e.leader_epoch == prev.leader_epoch + 1
+            e.unclean = (e.leader_recovery_state == RECOVERING and prev.leader_recovery_state != RECOVERING) or (
+                one and e.leader >= 0 and e.leader not in prev.isr and e.leader not in prev.elr)
+        snap.parts[(tid, p)] = e
+        tl.partitions.setdefault((snap.name(tid), p), []).append(e)
+    tl.snapshots_loaded.append(str(path))
+    return snap
+
+
+def _check_snapshot(tl: Timeline, state: _State, snap: _State, path: Path) -> None:
+    """A snapshot the log reaches without a gap must hold the replayed state."""
+    tl.snapshots_checked.append(str(path))
+    diffs = []
+    for key in sorted(set(state.parts) | set(snap.parts)):
+        a, b = state.parts.get(key), snap.parts.get(key)
+        if a is None or b is None or not a.same_registration(b):
+            diffs.append({"topic": state.name(key[0]), "partition": key[1],
+                          "replayed": None if a is None else {k: getattr(a, k) for k in _STATE_FIELDS},
+                          "snapshot": None if b is None else {k: getattr(b, k) for k in _STATE_FIELDS}})
+    if set(state.names.items()) != set(snap.names.items()):
+        diffs.append({"topics_replayed": len(state.names), "topics_snapshot": len(snap.names)})
+    if diffs:
+        tl.findings.append(Finding("SNAPSHOT_DISAGREES_WITH_LOG", Severity.MEDIUM,
+                                   f"{len(diffs)} difference(s) between the snapshot and the log replayed up to "
+                                   "its end offset", file=str(path), facts={"differences": diffs[:10]}))
+
+
+def build_timeline(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Timeline:
+    """Replay the metadata log copies and snapshots under ``paths`` into per-partition timelines.
+
+    Raises ``FileNotFoundError`` for a path that does not exist; everything
+    wrong inside the files becomes a finding.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
     tl = Timeline()
-    snaps, logs = metadata_files(paths)
-    state: dict[tuple[str, int], TimelineEntry] = {}
-    ids: dict[str, str] = {}
-    start = -1
-    kraft = [s for s in snaps if _SNAPSHOT.match(s.name)]
-    chosen = max(kraft, key=lambda s: int(_SNAPSHOT.match(s.name).group(1)), default=None)
-    sources = []
-    if chosen is not None:
-        start = int(_SNAPSHOT.match(chosen.name).group(1))  # exclusive end offset of the snapshot
-        sources.append(("snapshot", chosen))
-    elif snaps:
-        sources += [("snapshot", s) for s in snaps if s.name == "bootstrap.checkpoint"][:1]
-    sources += [("log", f) for f in sorted(logs, key=lambda f: (f.parent.as_posix(), f.name))]
-    seen_offsets: set[int] = set()
-    for source, path in sources:
-        for offset, ts, rec in _records(path, tl.findings):
-            if source == "log":
-                if offset < start or offset in seen_offsets:
-                    continue  # covered by the snapshot, or the same log seen through another copy
-                seen_offsets.add(offset)
-            tl.records += 1
-            _apply(tl, state, ids, source, offset, ts, rec)
-    tl.topic_names = dict(ids)
+    src = _collect(paths)
+    _one_cluster(src, tl)
+    log = _merge_logs(src, tl)
+    snapshots = list(src.snapshots)
+    if not log and not snapshots and src.bootstraps:
+        # a bootstrap file holds the records a new cluster starts from, at offsets 0..
+        recs, _ = _read_records(src.bootstraps[0], tl)
+        log = recs
+    state = _State(tl, emit=True)
+    pos: int | None = None  # next offset the replay expects
+    skipped: list[int] = []
+
+    def snapshot(path: Path) -> None:
+        nonlocal state, pos
+        loaded = _load_snapshot(path, tl)
+        if loaded is None:
+            return
+        snap, end, ts = loaded
+        if pos == end:
+            _check_snapshot(tl, state, snap, path)
+        else:
+            state = _adopt(tl, state, snap, path, end, ts)
+            pos = end
+            tl.complete = True
+
+    def flush_skipped() -> None:
+        if skipped:
+            tl.findings.append(Finding("METADATA_RECORDS_SUPERSEDED", Severity.INFO,
+                                       f"log offsets {skipped[0]}-{skipped[-1]} have no known state to apply to "
+                                       "(they precede the first snapshot or follow a gap); the next snapshot's "
+                                       "state covers them", facts={"first": skipped[0], "last": skipped[-1]}))
+            skipped.clear()
+
+    si = 0
+    for rec in log:
+        while si < len(snapshots) and _snapshot_id(snapshots[si])[0] <= rec.offset:
+            flush_skipped()
+            snapshot(snapshots[si])
+            si += 1
+        if pos is None and rec.offset > 0 and any(_snapshot_id(s)[0] > rec.offset for s in snapshots[si:]):
+            skipped.append(rec.offset)  # snapshot first: the log before it cannot be placed on any state
+            continue
+        if pos is None:
+            tl.complete = rec.offset == 0
+            if rec.offset > 0:
+                tl.findings.append(Finding("METADATA_HISTORY_INCOMPLETE", Severity.INFO,
+                                           f"the metadata log starts at offset {rec.offset} with no snapshot before "
+                                           "it: partitions created earlier are unknown until a change names them",
+                                           file=rec.file, facts={"offset": rec.offset}))
+            pos = rec.offset
+        if rec.offset < pos:
+            continue  # a snapshot already covers it
+        if rec.offset > pos:
+            later = [s for s in snapshots[si:] if _snapshot_id(s)[0] > rec.offset]
+            if later:
+                skipped.append(rec.offset)
+                continue
+            tl.findings.append(Finding("METADATA_LOG_GAP", Severity.MEDIUM,
+                                       f"metadata offsets {pos}-{rec.offset - 1} are missing and no snapshot covers "
+                                       "them: epochs after the gap may be lower than the controller's",
+                                       file=rec.file, facts={"first_missing": pos, "next": rec.offset}))
+        pos = rec.offset + 1
+        if tl.log_start is None:
+            tl.log_start = rec.offset
+        tl.log_end = pos
+        if rec.value is not None:
+            d = _decode(rec, tl)
+            if d is not None:
+                state.record(rec, d, "log")
+    flush_skipped()
+    for s in snapshots[si:]:
+        snapshot(s)
+    if state.txn:
+        tl.findings.append(Finding("METADATA_TRANSACTION_OPEN", Severity.INFO,
+                                   f"the log ends inside a metadata transaction; its {len(state.txn)} record(s) are "
+                                   "not replayed", facts={"records": len(state.txn)}))
     return tl
 
 
-def _apply(tl: Timeline, state, ids, source, offset, ts, rec) -> None:
-    kind, d = rec["type"], rec["data"]
-    if kind == "TopicRecord":
-        ids[d["TopicId"]] = d["Name"]
-    elif kind == "RemoveTopicRecord":
-        name = ids.get(d["TopicId"], d["TopicId"])
-        for key in [k for k in state if k[0] == name]:
-            del state[key]
-    elif kind == "PartitionRecord":
-        key = (ids.get(d["TopicId"], d["TopicId"]), d["PartitionId"])
-        e = TimelineEntry(offset, ts, source, kind, d["Leader"], d["LeaderEpoch"], d["PartitionEpoch"],
-                          list(d["Isr"]), list(d["Replicas"]), d.get("EligibleLeaderReplicas"),
-                          d.get("LastKnownElr"), d.get("LeaderRecoveryState", 0), False, True)
-        state[key] = e
-        tl.partitions.setdefault(key, []).append(e)
-    elif kind == "PartitionChangeRecord":
-        key = (ids.get(d["TopicId"], d["TopicId"]), d["PartitionId"])
-        prev = state.get(key)
-        if prev is None:
-            tl.findings.append(Finding("CHANGE_WITHOUT_PARTITION", Severity.LOW,
-                                       f"PartitionChangeRecord at offset {offset} for a partition with no "
-                                       "PartitionRecord seen (the snapshot or log start is later)",
-                                       facts={"topic": key[0], "partition": key[1], "offset": offset}))
-            return
-        leader = d.get("Leader", LEADER_UNCHANGED)
-        changed = leader != LEADER_UNCHANGED
-        new_leader = leader if changed else prev.leader
-        lrs = d.get("LeaderRecoveryState", -1)
-        lrs = prev.leader_recovery_state if lrs == -1 else lrs
-        unclean = changed and new_leader >= 0 and (new_leader not in prev.isr and new_leader != prev.leader
-                                                   or (lrs == 1 and prev.leader_recovery_state != 1))
-        e = TimelineEntry(offset, ts, source, kind, new_leader,
-                          prev.leader_epoch + 1 if changed else prev.leader_epoch, prev.partition_epoch + 1,
-                          list(d["Isr"]) if d.get("Isr") is not None else prev.isr,
-                          list(d["Replicas"]) if d.get("Replicas") is not None else prev.replicas,
-                          d.get("EligibleLeaderReplicas", prev.elr), d.get("LastKnownElr", prev.last_known_elr),
-                          lrs, unclean, changed)
-        state[key] = e
-        tl.partitions[key].append(e)
+# --------------------------------------------------------------------------- cross-checks
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    for n in names:
+        if isinstance(obj, dict) and n in obj:
+            return obj[n]
+        if not isinstance(obj, dict) and hasattr(obj, n):
+            return getattr(obj, n)
+    return default
 
 
-def check_replica_epochs(tl: Timeline, topic: str, partition: int, broker_id: int | None,
-                         checkpoint: list[tuple[int, int]] | None, batch_epochs: list[int], file: str | None = None
-                         ) -> list[Finding]:
-    """Cross-check a replica's epochs against the controller's grants for its partition."""
-    entries = tl.partitions.get((topic, partition))
-    if not entries:
-        return []
-    granted = tl.granted_epochs(topic, partition)
-    first_known = min(e.leader_epoch for e in entries)
-    out = []
-    seen = {e for e, _ in (checkpoint or [])} | set(batch_epochs)
-    for epoch in sorted(seen):
-        if epoch >= first_known and epoch not in granted:
-            out.append(Finding("EPOCH_NOT_GRANTED", Severity.HIGH,
-                               f"epoch {epoch} on this replica was never granted by the controller "
-                               f"(granted: {sorted(granted)})", file=file,
-                               facts={"topic": topic, "partition": partition, "epoch": epoch}))
+def check_replica_epochs(timeline: Timeline, replica: Any, *args: Any, broker_id: int | None = None,
+                         file: str | None = None) -> list[Finding]:
+    """Findings from comparing one replica's leader epochs with the epochs the controller granted.
+
+    ``replica`` is partition-scan-like: an object or dict with ``topic``,
+    ``partition`` and optionally ``topic_id``, ``broker_id``, the
+    leader-epoch-checkpoint entries (``epoch_cache_written`` or
+    ``epoch_checkpoint``: ``[(epoch, start_offset)]``, None when absent) and
+    the epochs of its batches (``epochs_seen``).  The older positional form
+    ``(timeline, topic, partition, broker_id, checkpoint, batch_epochs[, file])``
+    is accepted too.
+
+    Codes: ``EPOCH_NOT_GRANTED`` (high; an epoch beyond the last one granted,
+    or one granted with no leader), ``GRANT_NOT_SEEN`` (low; the broker was
+    elected in an epoch its checkpoint lacks), ``TOPIC_ID_MISMATCH`` (medium;
+    the replica's topic id is not the controller's), ``REPLICA_NOT_ASSIGNED``
+    (low; the controller's replica set leaves this broker out),
+    ``REPLICA_OF_DELETED_TOPIC`` (low; the controller deleted the topic after
+    its last registration) and ``PARTITION_NOT_IN_METADATA`` (low; the
+    timeline, complete from its start, never registered the topic).
+    """
+    if isinstance(replica, str):
+        topic, partition = replica, args[0]
+        broker_id = args[1] if len(args) > 1 else broker_id
+        checkpoint = args[2] if len(args) > 2 else None
+        batch_epochs = args[3] if len(args) > 3 else []
+        file = args[4] if len(args) > 4 else file
+        topic_id = None
+    else:
+        topic, partition = _get(replica, "topic"), _get(replica, "partition")
+        topic_id = _get(replica, "topic_id")
+        broker_id = broker_id if broker_id is not None else _get(replica, "broker_id")
+        checkpoint = _get(replica, "epoch_cache_written", "epoch_checkpoint")
+        batch_epochs = _get(replica, "epochs_seen", default=None) or []
+        if file is None:
+            log_dir, dir_name = _get(replica, "log_dir"), _get(replica, "dir_name")
+            file = str(Path(log_dir) / dir_name) if log_dir and dir_name else _get(replica, "source")
+    return _check(timeline, topic, partition, topic_id, broker_id, checkpoint, list(batch_epochs or []), file)
+
+
+def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broker_id: int | None,
+           checkpoint: list[tuple[int, int]] | None, batch_epochs: list[int], file: str | None) -> list[Finding]:
+    out: list[Finding] = []
+    facts = {"topic": topic, "partition": partition}
     if broker_id is not None:
+        facts["broker_id"] = broker_id
+    all_entries = tl.partitions.get((topic, partition), [])
+    if not all_entries:
+        if tl.complete and tl.partitions and topic not in set(tl.topic_names.values()):
+            out.append(Finding("PARTITION_NOT_IN_METADATA", Severity.LOW,
+                               f"{topic}-{partition} is on disk but the controller's metadata never registered "
+                               "the topic", file=file, facts=facts))
+        return out
+    entries = tl.entries(topic, partition, topic_id)
+    if not entries:
+        ids = sorted({e.topic_id for e in all_entries if e.topic_id})
+        out.append(Finding("TOPIC_ID_MISMATCH", Severity.MEDIUM,
+                           f"the replica's topic id {topic_id} is not the one the controller gave {topic} "
+                           f"({', '.join(ids)}): a leftover of a deleted topic?", file=file,
+                           facts={**facts, "topic_id": topic_id, "controller_topic_ids": ids}))
+        return out
+    first, last = entries[0].leader_epoch, entries[-1].leader_epoch
+    leaders = {e.leader_epoch: e.leader for e in entries if e.leader_changed or e is entries[0]}
+    cp_epochs = [e for e, _ in (checkpoint or [])]
+    for epoch in sorted({e for e in cp_epochs + batch_epochs if e >= 0}):
+        where = ("checkpoint" if epoch in cp_epochs else "") + ("+batches" if epoch in batch_epochs else "")
+        reason = None
+        if epoch > last:
+            reason = f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset})"
+        elif leaders.get(epoch) == NO_LEADER:
+            reason = "granted with no leader, so no broker could have written in it"
+        if reason:
+            out.append(Finding("EPOCH_NOT_GRANTED", Severity.HIGH,
+                               f"leader epoch {epoch} ({where.strip('+')}) was never granted to a leader: {reason}",
+                               file=file, facts={**facts, "epoch": epoch, "first_granted": first,
+                                                 "last_granted": last}))
+    if broker_id is not None and checkpoint is not None:
+        top = max(cp_epochs, default=-1)
         for e in entries:
-            if e.leader_changed and e.leader >= 0 and broker_id in e.isr and e.leader_epoch > max(seen, default=-1):
-                if e.leader_epoch < entries[-1].leader_epoch:
-                    out.append(Finding("GRANT_NOT_SEEN", Severity.LOW,
-                                       f"epoch {e.leader_epoch} (leader {e.leader}) was granted while this broker was in "
-                                       "the ISR, but its epochs stop earlier", file=file,
-                                       facts={"topic": topic, "partition": partition, "epoch": e.leader_epoch}))
+            if e.leader_changed and e.leader == broker_id and e.leader_epoch > top and e.source == "log":
+                out.append(Finding("GRANT_NOT_SEEN", Severity.LOW,
+                                   f"broker {broker_id} was elected leader in epoch {e.leader_epoch} (metadata offset "
+                                   f"{e.offset}) but its leader-epoch-checkpoint stops at epoch {top}",
+                                   file=file, facts={**facts, "epoch": e.leader_epoch, "checkpoint_last": top,
+                                                     "metadata_offset": e.offset}))
                 break
+    removed = tl.removed_topics.get(entries[-1].topic_id)
+    if removed is not None and removed.get("offset") is not None and removed["offset"] > entries[-1].offset:
+        out.append(Finding("REPLICA_OF_DELETED_TOPIC", Severity.LOW,
+                           f"the controller deleted topic {topic} (metadata offset {removed['offset']}); this replica "
+                           "is a leftover", file=file, facts={**facts, "metadata_offset": removed["offset"]}))
+    elif broker_id is not None and broker_id not in entries[-1].replicas:
+        out.append(Finding("REPLICA_NOT_ASSIGNED", Severity.LOW,
+                           f"the controller's replicas of {topic}-{partition} are {entries[-1].replicas}, without "
+                           f"broker {broker_id}", file=file, facts={**facts, "replicas": entries[-1].replicas}))
     return out
