@@ -14,6 +14,7 @@ import click
 from . import __version__
 from .dump import DumpOptions, DumpResult, dump_batches_json, dump_batches_text, json_default
 from .findings import Finding, Severity
+from .serialize import to_jsonable
 from .log.file_kinds import classify_name
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -99,7 +100,7 @@ def dump(files, deep, print_data, fmt, verify_index_only, index_sanity_check, ma
     reported = [f for f in result.findings]
     if fmt == "json":
         for f in reported:
-            out.write(json.dumps(f.to_dict(), default=json_default) + "\n")
+            out.write(json.dumps({"kind": "finding", **to_jsonable(f)}, default=json_default) + "\n")
     else:
         for line in result.stderr:
             click.echo(line, err=True)

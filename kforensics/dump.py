@@ -110,14 +110,14 @@ def _is_metadata(path: str, kind: FileKind, opts: DumpOptions) -> bool:
 
 def _decode_metadata(d: dict[str, Any], path: str, result: DumpResult) -> None:
     """Attach the decoded metadata record to each data record (kafka-dump-log --cluster-metadata-decoder)."""
-    from .findings import FormatError
+    from .findings import DecodeError
     from .formats.metadata_records import decode_metadata_record
 
     for r in d.get("records", []):
         if r.get("control") is None and r.get("value") is not None:
             try:
                 r["metadata"] = decode_metadata_record(r["value"])
-            except FormatError as e:
+            except DecodeError as e:
                 r["metadata"] = {"error": e.message}
                 result.findings.append(Finding(e.code, Severity.MEDIUM, e.message, file=path, position=d["position"],
                                                facts={"offset": r["offset"]}))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ORACLE, REALDATA, load_manifest, need_shared
-from kforensics.findings import FormatError
+from kforensics.findings import DecodeError
 from kforensics.formats import compression, control
 from kforensics.formats.compression import compress, decompress
 from kforensics.log.records import decode_entry
@@ -29,7 +29,7 @@ def test_compress_decompress_round_trip(codec, magic, data):
 @pytest.mark.parametrize("codec", [1, 2, 3, 4])
 def test_decompression_bomb_is_bounded(codec):
     blob = compress(codec, bytes(50 << 20), magic=2)
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decompress(codec, blob, magic=2, max_output=1 << 20)
     assert e.value.code == "DECOMPRESSION_BOMB"
 
@@ -42,10 +42,10 @@ def test_v0_lz4_frames_carry_kafkas_broken_header_checksum_and_still_decode():
 
 
 def test_zstd_needs_magic_2_and_unknown_codecs_are_findings():
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decompress(4, b"x", magic=1, max_output=10)
     assert e.value.code == "CODEC_NOT_ALLOWED_FOR_MAGIC"
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decompress(6, b"x", magic=2, max_output=10)
     assert e.value.code == "UNKNOWN_CODEC"
 
@@ -55,7 +55,7 @@ def test_zstd_needs_magic_2_and_unknown_codecs_are_findings():
 def test_garbage_payloads_raise_only_format_errors(codec, magic, data):
     try:
         decompress(codec, data, magic=magic, max_output=1 << 16)
-    except FormatError:
+    except DecodeError:
         pass
 
 
@@ -112,5 +112,5 @@ def test_control_round_trips(leader, voters, epoch):
 def test_bad_control_bytes_raise_only_format_errors(key, value):
     try:
         control.decode_control(key, value)
-    except FormatError:
+    except DecodeError:
         pass

@@ -1,5 +1,5 @@
 """KRaft metadata records: real brokers' logs and snapshots decode completely, hand-built vectors, round trips,
-and hostile bytes that may only ever raise FormatError."""
+and hostile bytes that may only ever raise DecodeError."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from construct import Adapter, Flag, FormatField
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kforensics.findings import FormatError
+from kforensics.findings import DecodeError
 from kforensics.formats.metadata_records import (
     RECORD_TYPES,
     UNKNOWN_TAGS,
@@ -135,7 +135,7 @@ def test_mutated_real_records_raise_only_format_errors(real_values, seed):
             v[i:i] = bytes([rnd.randrange(256)])
         try:
             d = decode_metadata_record(bytes(v))
-        except FormatError as e:
+        except DecodeError as e:
             assert e.code in ("BAD_METADATA_FRAME", "UNKNOWN_METADATA_RECORD", "METADATA_RECORD_DECODE_ERROR")
         else:
             json.dumps(d)
@@ -197,7 +197,7 @@ def test_nested_struct_tags_and_nullability():
         "brokerId": 1, "incarnationId": TID, "brokerEpoch": 2, "endPoints": [ep], "features": [], "rack": None,
         "fenced": True}))["data"]["rack"] is None
     bad = v.replace(b"\x02h", b"\x00")  # the host string made null
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decode_metadata_record(bad)
     assert e.value.code == "METADATA_RECORD_DECODE_ERROR" and "non-nullable" in e.value.message
 
@@ -218,7 +218,7 @@ def test_nested_struct_tags_and_nullability():
     (b"\x01\x05\x00" + bytes(20) + b"\x01\x01\x05" + u32(1) + b"\x00", "METADATA_RECORD_DECODE_ERROR"),
 ])
 def test_bad_values_raise_format_errors_with_their_codes(value, code):
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decode_metadata_record(value)
     assert e.value.code == code, e.value.message
 
@@ -231,27 +231,25 @@ def test_api_key_29_has_two_candidate_schemas():
     assert ctrl == b"\x01\x1d\x00" + u32(3) + b"\x00"
     assert decode_metadata_record(ctrl)["type"] == "UnregisterControllerRecord"
     # a three-character cluster id is also a valid int32 controller id: reported, not guessed
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(DecodeError) as e:
         decode_metadata_record(encode_metadata_record("ClusterIdRecord", 0, {"clusterId": "abc"}))
-    assert e.value.code == "UNKNOWN_METADATA_RECORD" and e.value.facts["candidates"]
-    with pytest.raises(FormatError) as e:
+    assert e.value.code == "UNKNOWN_METADATA_RECORD" and e.value.finding.facts["candidates"]
+    with pytest.raises(DecodeError) as e:
         decode_metadata_record(b"\x01\x1d\x00\x00")
     assert e.value.code == "METADATA_RECORD_DECODE_ERROR"
 
 
-def test_encode_refuses_bad_data_with_format_errors():
-    with pytest.raises(FormatError) as e:
+def test_encode_refuses_bad_data_as_caller_errors():
+    with pytest.raises(ValueError, match="no metadata record NoSuchRecord"):
         encode_metadata_record("NoSuchRecord", 0, {})
-    assert e.value.code == "UNKNOWN_METADATA_RECORD"
-    with pytest.raises(FormatError) as e:
+    with pytest.raises(ValueError, match="no metadata record TopicRecord v1"):
         encode_metadata_record("TopicRecord", 1, {"name": "t", "topicId": TID})
-    assert e.value.code == "UNKNOWN_METADATA_RECORD"
     for data in ({"name": "t"}, {"name": "t", "topicId": TID, "extra": 1}, {"name": "t", "topicId": "not-a-uuid"},
                  {"name": None, "topicId": TID}, {"name": 5, "topicId": TID}):
-        with pytest.raises(FormatError) as e:
+        with pytest.raises(ValueError, match="TopicRecord v0") as e:
             encode_metadata_record("TopicRecord", 0, data)
-        assert e.value.code == "METADATA_RECORD_ENCODE_ERROR"
-    with pytest.raises(FormatError):
+        assert not isinstance(e.value, DecodeError)
+    with pytest.raises(ValueError):
         encode_metadata_record("PartitionRecord", 0, {"partitionId": 0, "topicId": TID, "replicas": [], "isr": [],
                                                       "removingReplicas": [], "addingReplicas": [], "leader": 0,
                                                       "leaderEpoch": 0, "partitionEpoch": 0, "directories": []})
@@ -314,7 +312,7 @@ def test_every_record_type_round_trips(name, version, data):
     value = encode_metadata_record(name, version, x)
     try:
         d = decode_metadata_record(value)
-    except FormatError as e:
+    except DecodeError as e:
         # apiKey 29's two schemas may both fit a value (a 3-byte cluster id is also an int32): never guessed
         assert rt.api_key == 29 and e.code in ("UNKNOWN_METADATA_RECORD", "METADATA_RECORD_DECODE_ERROR")
         return
@@ -336,5 +334,5 @@ def test_all_declared_types_are_the_reference_list():
 def test_arbitrary_bytes_raise_only_format_errors(prefix, tail):
     try:
         json.dumps(decode_metadata_record(prefix + tail))
-    except FormatError as e:
+    except DecodeError as e:
         assert e.code in ("BAD_METADATA_FRAME", "UNKNOWN_METADATA_RECORD", "METADATA_RECORD_DECODE_ERROR")

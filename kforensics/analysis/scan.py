@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import __version__
 from ..findings import Finding, Severity
+from ..serialize import to_jsonable
 from ..formats import checkpoint, clean_shutdown, meta_properties
 from ..log.log_dir import METADATA_TOPIC, LogDir, open_log_dir
 from .partition_scan import FileRecord, PartitionContext, PartitionScan, scan_partition
@@ -71,7 +72,7 @@ class ScanReport:
             "tool": {"name": "kforensics", "version": __version__},
             "broker": self.broker.to_dict(),
             "partitions": [p.to_dict() for p in self.partitions],
-            "findings": [f.to_dict() for f in self.all_findings()],
+            "findings": [to_jsonable(f) for f in self.all_findings()],
             "files": [f.__dict__ for f in self.files],
             "checkpoints": self.broker.checkpoints,
         }

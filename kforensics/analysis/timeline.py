@@ -32,7 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..findings import Finding, FormatError, Severity
+from ..findings import DecodeError, Finding, Severity
+from ..serialize import to_jsonable
 from ..formats import meta_properties
 from ..formats.metadata_records import decode_metadata_record
 from ..log.file_kinds import classify_name
@@ -144,7 +145,7 @@ class Timeline:
             "partitions": [{"topic": t, "partition": p, "topic_id": es[-1].topic_id if es else None,
                             "entries": [e.to_dict() for e in es]}
                            for (t, p), es in sorted(self.partitions.items())],
-            "findings": [f.to_dict() for f in self.findings],
+            "findings": [to_jsonable(f) for f in self.findings],
         }
 
 
@@ -223,7 +224,7 @@ def _read_records(path: Path, tl: Timeline) -> tuple[list[_Rec], dict[str, Any]]
             continue  # the reader reports the CRC mismatch; its content cannot be trusted
         res = decode_entry(b, with_data=True)
         if res.error is not None:
-            tl.findings.append(res.error.to_finding(Severity.MEDIUM, str(path), b.position))
+            tl.findings.append(res.error.finding.at(str(path), offset=b.position))
         for r in res.records:
             if r["control"] is not None:
                 c = r["control"]
@@ -431,10 +432,10 @@ def _unclean(prev: TimelineEntry, new: TimelineEntry) -> bool:
 def _decode(rec: _Rec, tl: Timeline, emit: bool = True) -> dict | None:
     try:
         d = decode_metadata_record(rec.value)
-    except FormatError as e:
+    except DecodeError as e:
         if emit:
             tl.findings.append(Finding(e.code, Severity.MEDIUM, f"offset {rec.offset}: {e.message}", file=rec.file,
-                                       position=rec.position, facts={"offset": rec.offset, **e.facts}))
+                                       position=rec.position, facts={"offset": rec.offset, **e.finding.facts}))
         return None
     tl.records += 1
     tl.record_types[d["type"]] += 1

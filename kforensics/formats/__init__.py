@@ -3,5 +3,5 @@
 One module per Kafka concept; each binary layout is declared once with
 Construct and is the single source of truth (fast paths are derived from it).
 No I/O policy lives here: functions take bytes/buffers and return values or
-raise :class:`kforensics.findings.FormatError`.
+raise :class:`kforensics.findings.DecodeError`.
 """

@@ -24,7 +24,7 @@ import lz4.frame
 import xxhash
 import zstandard
 
-from ..findings import FormatError
+from ..findings import DecodeError
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS = {name: i for i, name in CODECS.items()}
@@ -36,8 +36,8 @@ LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _PIECE = 1 << 16
 
 
-def _bomb(limit: int) -> FormatError:
-    return FormatError("DECOMPRESSION_BOMB", f"decompressed size exceeds the limit of {limit} bytes", None, limit=limit)
+def _bomb(limit: int) -> DecodeError:
+    return DecodeError("DECOMPRESSION_BOMB", f"decompressed size exceeds the limit of {limit} bytes", None, limit=limit)
 
 
 def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
@@ -46,9 +46,9 @@ def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
     if codec_id == 0:
         return data
     if codec_id not in CODECS:
-        raise FormatError("UNKNOWN_CODEC", f"unknown compression type id {codec_id}", None, codec=codec_id)
+        raise DecodeError("UNKNOWN_CODEC", f"unknown compression type id {codec_id}", None, codec=codec_id)
     if codec_id == 4 and magic < 2:
-        raise FormatError("CODEC_NOT_ALLOWED_FOR_MAGIC", f"zstd is not allowed with magic {magic}", None)
+        raise DecodeError("CODEC_NOT_ALLOWED_FOR_MAGIC", f"zstd is not allowed with magic {magic}", None)
     try:
         if codec_id == 1:
             return _gunzip(data, max_output)
@@ -57,10 +57,10 @@ def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
         if codec_id == 3:
             return _unlz4(data, magic, max_output)
         return _unzstd(data, max_output)
-    except FormatError:
+    except DecodeError:
         raise
     except Exception as e:  # library errors on damaged input
-        raise FormatError(
+        raise DecodeError(
             "DECOMPRESSION_FAILED", f"{CODECS[codec_id]} payload does not decompress: {e}", None,
             codec=CODECS[codec_id],
         ) from None
@@ -77,7 +77,7 @@ def _gunzip(data: bytes, limit: int) -> bytes:
                 raise _bomb(limit)
             chunk = d.unconsumed_tail
         if not d.eof:
-            raise FormatError("DECOMPRESSION_FAILED", "gzip stream ends early", None, codec="gzip")
+            raise DecodeError("DECOMPRESSION_FAILED", "gzip stream ends early", None, codec="gzip")
         # JDK's GZIPInputStream reads concatenated members; trailing zero padding is not a member
         data = d.unused_data
         if not data.strip(b"\x00"):
@@ -92,7 +92,7 @@ def _raw_snappy_length(block: bytes) -> int:
         if not b & 0x80:
             return n
         shift += 7
-    raise FormatError("DECOMPRESSION_FAILED", "bad snappy block length", None, codec="snappy")
+    raise DecodeError("DECOMPRESSION_FAILED", "bad snappy block length", None, codec="snappy")
 
 
 def _raw_snappy(block: bytes, budget: int, limit: int) -> bytes:
@@ -109,14 +109,14 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
     pos = len(XERIAL_HEADER)
     while pos < len(data):
         if pos + 4 > len(data):
-            raise FormatError("DECOMPRESSION_FAILED", "truncated xerial chunk length", None, codec="snappy")
+            raise DecodeError("DECOMPRESSION_FAILED", "truncated xerial chunk length", None, codec="snappy")
         if data[pos : pos + 8] == XERIAL_MAGIC:  # a second concatenated stream
             pos += len(XERIAL_HEADER)
             continue
         (n,) = struct.unpack_from(">i", data, pos)
         pos += 4
         if n < 0 or pos + n > len(data):
-            raise FormatError("DECOMPRESSION_FAILED", f"xerial chunk of {n} bytes overruns the payload", None,
+            raise DecodeError("DECOMPRESSION_FAILED", f"xerial chunk of {n} bytes overruns the payload", None,
                               codec="snappy")
         out += _raw_snappy(data[pos : pos + n], limit - len(out), limit)
         pos += n
@@ -133,7 +133,7 @@ def lz4_header_checksum(frame: bytes, *, broken: bool) -> int:
 
 def _unlz4(data: bytes, magic: int, limit: int) -> bytes:
     if len(data) < 7 or not data.startswith(LZ4_MAGIC):
-        raise FormatError("DECOMPRESSION_FAILED", "not an LZ4 frame", None, codec="lz4")
+        raise DecodeError("DECOMPRESSION_FAILED", "not an LZ4 frame", None, codec="lz4")
     if magic == 0:
         fixed = bytearray(data)
         hc_at = 6 + (8 if data[4] & 0x08 else 0)
@@ -151,7 +151,7 @@ def _unlz4(data: bytes, magic: int, limit: int) -> bytes:
         if d.eof:
             break
         if d.needs_input:
-            raise FormatError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
+            raise DecodeError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
     return bytes(out)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from construct import ConstructError, Int16sb, Int16ub, Int32sb, Int64sb, Struct, Terminated
 
-from ..findings import FormatError
+from ..findings import DecodeError
 from .protocol import CompactArray, CompactString, Uuid, flexible
 
 ControlRecordKey = Struct("version" / Int16sb, "type" / Int16sb)
@@ -82,21 +82,21 @@ def _parse_all(con, value: bytes):
 def decode_control(key: bytes | None, value: bytes | None) -> dict[str, Any]:
     """Decode one control record into the shape Kafka's accessors give (the oracle manifests')."""
     if key is None or len(key) < 4:
-        raise FormatError("BAD_CONTROL_KEY", f"control record key of {0 if key is None else len(key)} bytes (< 4)", 0)
+        raise DecodeError("BAD_CONTROL_KEY", f"control record key of {0 if key is None else len(key)} bytes (< 4)", 0)
     k = ControlRecordKey.parse(key)
     if k.version < 0:
-        raise FormatError("BAD_CONTROL_KEY", f"negative control key version {k.version}", 0)
+        raise DecodeError("BAD_CONTROL_KEY", f"negative control key version {k.version}", 0)
     name = CONTROL_TYPES.get(k.type, "UNKNOWN")
     out: dict[str, Any] = {"type": name, "typeId": k.type, "keyVersion": k.version}
     if name == "UNKNOWN":
         return out
     if value is None:
-        raise FormatError("BAD_CONTROL_VALUE", f"{name} control record has a null value", 0)
+        raise DecodeError("BAD_CONTROL_VALUE", f"{name} control record has a null value", 0)
     try:
         if name in ("COMMIT", "ABORT"):
             m = EndTxnMarker.parse(value)
             if m.version < 0:
-                raise FormatError("BAD_CONTROL_VALUE", f"negative EndTxnMarker version {m.version}", 0)
+                raise DecodeError("BAD_CONTROL_VALUE", f"negative EndTxnMarker version {m.version}", 0)
             out.update(valueVersion=m.version, coordinatorEpoch=m.coordinator_epoch)
         elif name == "LEADER_CHANGE":
             version = Int16sb.parse(value)
@@ -123,7 +123,7 @@ def decode_control(key: bytes | None, value: bytes | None) -> dict[str, Any]:
             out.update(valueVersion=m.version, voters=[v.voter_id for v in m.voters or []])
             out["detail"] = _plain(m)
     except ConstructError as e:
-        raise FormatError("BAD_CONTROL_VALUE", f"{name} value does not parse: {e}".replace("\n", " "), None) from None
+        raise DecodeError("BAD_CONTROL_VALUE", f"{name} value does not parse: {e}".replace("\n", " "), None) from None
     return out
 
 

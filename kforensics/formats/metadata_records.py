@@ -44,7 +44,7 @@ from construct import (
     stream_write,
 )
 
-from ..findings import FormatError
+from ..findings import DecodeError
 from .protocol import CompactArray, CompactBytes, CompactString, Uuid
 from .varint import UVarInt, encode_uvarint
 
@@ -391,10 +391,10 @@ def _parse_body(t: RecordType, version: int, value: bytes, start: int) -> dict[s
     try:
         body = t.layout(version).parse_stream(s)
     except Exception as e:  # noqa: BLE001 - hostile bytes: every failure to decode is a decode error
-        raise FormatError("METADATA_RECORD_DECODE_ERROR", f"{t.name} v{version} does not decode: {_flat(e)}",
+        raise DecodeError("METADATA_RECORD_DECODE_ERROR", f"{t.name} v{version} does not decode: {_flat(e)}",
                           s.tell(), api_key=t.api_key, version=version, type=t.name) from None
     if s.tell() != len(value):
-        raise FormatError("METADATA_RECORD_DECODE_ERROR",
+        raise DecodeError("METADATA_RECORD_DECODE_ERROR",
                           f"{len(value) - s.tell()} byte(s) left after {t.name} v{version}", s.tell(),
                           api_key=t.api_key, version=version, type=t.name)
     return _plain(body)
@@ -403,14 +403,14 @@ def _parse_body(t: RecordType, version: int, value: bytes, start: int) -> dict[s
 def decode_metadata_record(value: bytes) -> dict[str, Any]:
     """``{"type", "apiKey", "version", "data"}`` of one metadata record value.
 
-    Raises :class:`FormatError` (and nothing else): ``BAD_METADATA_FRAME`` for a
+    Raises :class:`DecodeError` (and nothing else): ``BAD_METADATA_FRAME`` for a
     null value, an unreadable header or a frame version other than 1;
     ``UNKNOWN_METADATA_RECORD`` for an apiKey or version this module does not
     declare; ``METADATA_RECORD_DECODE_ERROR`` when the body does not decode or
     leaves bytes behind.
     """
     if value is None:
-        raise FormatError("BAD_METADATA_FRAME", "metadata record with a null value", 0)
+        raise DecodeError("BAD_METADATA_FRAME", "metadata record with a null value", 0)
     try:
         value = bytes(value)
         s = io.BytesIO(value)
@@ -418,14 +418,14 @@ def decode_metadata_record(value: bytes) -> dict[str, Any]:
         api_key = UVarInt.parse_stream(s)
         version = UVarInt.parse_stream(s)
     except Exception as e:  # noqa: BLE001 - see _parse_body
-        raise FormatError("BAD_METADATA_FRAME", f"unreadable frame header: {_flat(e)}", 0) from None
+        raise DecodeError("BAD_METADATA_FRAME", f"unreadable frame header: {_flat(e)}", 0) from None
     if frame != FRAME_VERSION:
-        raise FormatError("BAD_METADATA_FRAME", f"frame version {frame}, expected {FRAME_VERSION}", 0, frame=frame)
+        raise DecodeError("BAD_METADATA_FRAME", f"frame version {frame}, expected {FRAME_VERSION}", 0, frame=frame)
     types = RECORD_TYPES_BY_KEY.get(api_key, [])
     candidates = [t for t in types if version <= t.max_version]
     if not candidates:
         known = ", ".join(f"{t.name} 0-{t.max_version}" for t in types) or "none"
-        raise FormatError("UNKNOWN_METADATA_RECORD",
+        raise DecodeError("UNKNOWN_METADATA_RECORD",
                           f"unknown metadata record apiKey {api_key} version {version} (known: {known})", 0,
                           api_key=api_key, version=version)
     start = s.tell()
@@ -433,17 +433,17 @@ def decode_metadata_record(value: bytes) -> dict[str, Any]:
     for t in candidates:
         try:
             decoded.append((t, _parse_body(t, version, value, start)))
-        except FormatError as e:
+        except DecodeError as e:
             errors.append(e)
     if len(decoded) > 1:
         names = " and ".join(t.name for t, _ in decoded)
-        raise FormatError("UNKNOWN_METADATA_RECORD",
+        raise DecodeError("UNKNOWN_METADATA_RECORD",
                           f"apiKey {api_key} v{version} decodes as both {names}; cannot tell which", 0,
                           api_key=api_key, version=version, candidates=[t.name for t, _ in decoded])
     if not decoded:
         if len(errors) == 1:
             raise errors[0]
-        raise FormatError("METADATA_RECORD_DECODE_ERROR",
+        raise DecodeError("METADATA_RECORD_DECODE_ERROR",
                           f"apiKey {api_key} v{version} fits none of its schemas: "
                           + "; ".join(e.message for e in errors), errors[0].position,
                           api_key=api_key, version=version)
@@ -465,16 +465,15 @@ def encode_metadata_record(type_name: str, version: int, data: dict[str, Any]) -
     """Frame and body of one metadata record (the inverse of :func:`decode_metadata_record`'s ``data``).
 
     Tagged fields are written when their key is in ``data``.  Field names may
-    also be given in the schema files' PascalCase.  Raises :class:`FormatError`
-    (``UNKNOWN_METADATA_RECORD`` or ``METADATA_RECORD_ENCODE_ERROR``).
+    also be given in the schema files' PascalCase.  Raises ``ValueError`` for
+    an unknown type or version, or data that does not fit it (a caller's
+    mistake, not evidence).
     """
     t = RECORD_TYPES_BY_NAME.get(type_name)
     if t is None or not 0 <= version <= t.max_version:
-        raise FormatError("UNKNOWN_METADATA_RECORD", f"no metadata record {type_name} v{version}",
-                          type=type_name, version=version)
+        raise ValueError(f"no metadata record {type_name} v{version}")
     try:
         body = t.layout(version).build(_camel(data))
-    except Exception as e:  # noqa: BLE001 - caller data of any shape: report, do not leak construct errors
-        raise FormatError("METADATA_RECORD_ENCODE_ERROR", f"{type_name} v{version}: {_flat(e)}",
-                          type=type_name, version=version) from None
+    except Exception as e:  # noqa: BLE001 - caller data of any shape: do not leak construct errors
+        raise ValueError(f"{type_name} v{version}: {_flat(e)}") from None
     return encode_uvarint(FRAME_VERSION) + encode_uvarint(t.api_key) + encode_uvarint(version) + body

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from construct import ConstructError
 
-from ..findings import FormatError
+from ..findings import DecodeError
 from ..formats import legacy, record_batch
 from ..formats.compression import CODECS, decompress
 from ..formats.control import decode_control
@@ -44,7 +44,7 @@ class DeepResult:
     """Records of one entry, plus the error that stopped decoding them (if any)."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
-    error: FormatError | None = None
+    error: DecodeError | None = None
     base_offset: int | None = None  # legacy wrappers: the first inner offset
     record_count: int | None = None
 
@@ -98,16 +98,16 @@ def batch_fields(b) -> dict[str, Any]:
 def decode_entry(b, *, with_data: bool = False, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED) -> DeepResult:
     """Decode the records of one entry (v2 batch or legacy message/wrapper)."""
     if b.raw is None:
-        return DeepResult(error=FormatError("NOT_DECODED", "entry bytes not held in memory (too large)"))
+        return DeepResult(error=DecodeError("BATCH_NOT_DECODED", "entry bytes not held in memory (too large)"))
     raw = bytes(b.raw)
     try:
         if b.magic == 2:
             return _decode_v2(b, raw, with_data, max_decompressed)
         return _decode_legacy(b, raw, with_data, max_decompressed)
-    except FormatError as e:
+    except DecodeError as e:
         return DeepResult(error=e)
     except ConstructError as e:  # a legacy message whose lengths overrun it
-        return DeepResult(error=FormatError("BAD_MESSAGE", f"message does not parse: {e}"))
+        return DeepResult(error=DecodeError("BAD_MESSAGE", f"message does not parse: {e}"))
 
 
 def _decode_v2(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
@@ -149,7 +149,7 @@ def _decode_v2(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
         if control:
             try:
                 rec["control"] = decode_control(key, value)
-            except FormatError as e:
+            except DecodeError as e:
                 rec["control"] = {"error": e.message}
         if with_data:
             rec["key"] = key
@@ -157,7 +157,7 @@ def _decode_v2(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
         result.records.append(rec)
     if status != K.RS_OK:
         where = stop + offset_in_raw if offset_in_raw is not None else None
-        result.error = FormatError(
+        result.error = DecodeError(
             "RECORD_DECODE_ERROR",
             f"record {n}: {K.RECORD_STATUS_TEXT[status]}"
             + ("" if where is not None else f" (at byte {stop} of the decompressed records)"),
@@ -196,7 +196,7 @@ def _decode_legacy(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
     vpos = b.value_position - b.position
     vlen = b.value_length
     if vlen < 0:
-        raise FormatError("NULL_WRAPPER_VALUE", "compressed wrapper message has a null value", vpos)
+        raise DecodeError("NULL_WRAPPER_VALUE", "compressed wrapper message has a null value", vpos)
     inner = decompress(codec, raw[vpos : vpos + vlen], magic=b.magic, max_output=max_out)
     buf = np.frombuffer(inner, dtype=np.uint8)
     table = K.new_batch_table(len(inner) // 26 + 1)
@@ -211,7 +211,7 @@ def _decode_legacy(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
         base = wrapper - last_rel if b.magic == 1 and wrapper != 0 else 0
         for r in rows:
             if r[col["magic"]] != b.magic or r[col["attributes"]] & record_batch.COMPRESSION_MASK:
-                raise FormatError(
+                raise DecodeError(
                     "BAD_INNER_MESSAGE", "wrapper holds a compressed or different-magic inner message", None
                 )
             off = base + r[col["last_offset"]] if b.magic == 1 else r[col["last_offset"]]
@@ -224,7 +224,7 @@ def _decode_legacy(b, raw: bytes, with_data: bool, max_out: int) -> DeepResult:
             result.records.append(_legacy_record(entry, 0, off, ts, with_data, r[col["crc"]], valid))
         result.base_offset = result.records[0]["offset"]
     if stop != len(inner) or status not in (K.ST_NEED_MORE, K.ST_FULL) or not rows:
-        result.error = FormatError(
+        result.error = DecodeError(
             "BAD_INNER_MESSAGE_SET",
             f"inner message set of the wrapper is damaged at byte {stop} of {len(inner)} decompressed bytes"
             if rows
@@ -290,7 +290,7 @@ class RecordTable:
     batch_index: np.ndarray
     offset: np.ndarray
     timestamp: np.ndarray
-    errors: list[FormatError]
+    errors: list[DecodeError]
 
     def __len__(self) -> int:
         return self.data.shape[0]
@@ -316,7 +316,7 @@ def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESS
         counts = table["records_count"]
         held = (pos >= win.file_pos) & (pos + size <= win.end) if win is not None else np.zeros(len(table), bool)
         plain = np.nonzero((magic == 2) & (codec == 0) & held)[0]
-        errors: list[FormatError] = []
+        errors: list[DecodeError] = []
         parts, bidx = [], []
         if len(plain):
             starts = pos[plain] - win.file_pos + record_batch.HEADER_SIZE
@@ -334,22 +334,22 @@ def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESS
             bidx.append(plain[bout[:rows]])
             for j in np.nonzero(status[:done] != K.RS_OK)[0]:
                 errors.append(
-                    FormatError("RECORD_DECODE_ERROR", K.RECORD_STATUS_TEXT[int(status[j])], int(pos[plain[j]]))
+                    DecodeError("RECORD_DECODE_ERROR", K.RECORD_STATUS_TEXT[int(status[j])], int(pos[plain[j]]))
                 )
         for i in np.nonzero((magic == 2) & (codec != 0) & held)[0]:
             p0 = int(pos[i]) - win.file_pos
             raw = win.buf[p0 + record_batch.HEADER_SIZE : p0 + int(size[i])]
             try:
                 payload = decompress(int(codec[i]), raw.tobytes(), magic=2, max_output=max_decompressed)
-            except FormatError as e:
-                errors.append(FormatError(e.code, e.message, int(pos[i])))
+            except DecodeError as e:
+                errors.append(DecodeError(e.code, e.message, int(pos[i])))
                 continue
             buf = np.frombuffer(payload, dtype=np.uint8)
             c = int(counts[i])
             out = K.new_record_table(max(0, min(c, len(payload) // 7 + 1)))
             n, stop, st = K.decode_records(buf, 0, len(payload), min(c, out.shape[0]) if c >= 0 else c, out)
             if st != K.RS_OK:
-                errors.append(FormatError("RECORD_DECODE_ERROR", K.RECORD_STATUS_TEXT[st], int(pos[i])))
+                errors.append(DecodeError("RECORD_DECODE_ERROR", K.RECORD_STATUS_TEXT[st], int(pos[i])))
             parts.append(out[:n])
             bidx.append(np.full(n, i, dtype=np.int64))
         if parts:

@@ -1,0 +1,355 @@
+"""The catalogue of finding and verdict codes: one entry per code, the only place codes are defined.
+
+Each entry gives the code's default severity, one line of meaning and what
+Kafka itself does about the condition.  ``docs/findings.md`` is generated
+from this table (:func:`markdown`), and a test fails when the package uses a
+code the table lacks or the document is stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .findings import Severity
+
+INFO, LOW, MEDIUM, HIGH, CRITICAL = Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One catalogue entry."""
+
+    code: str
+    severity: Severity
+    meaning: str
+    kafka: str  # what Kafka does about it
+    area: str
+    kind: str = "finding"  # "finding" or "verdict"
+
+
+_ENTRIES: list[CodeInfo] = []
+
+
+def _area(area: str, kind: str = "finding"):
+    def add(code: str, severity: Severity, meaning: str, kafka: str) -> None:
+        _ENTRIES.append(CodeInfo(code, severity, meaning, kafka, area, kind))
+
+    return add
+
+
+# ----------------------------------------------------------------------------- segments
+_ = _area("segments (.log, KRaft snapshots)")
+_("CRC_MISMATCH", HIGH, "a batch's stored CRC differs from the CRC computed over its bytes",
+  "the batch is invalid: log recovery truncates the log at it, consumers fail with CorruptRecordException")
+_("ZERO_TAIL", MEDIUM, "the file ends in zero bytes (preallocation, or a crash before the data was written)",
+  "the reader stops at the first size-0 entry; recovery truncates the zeros")
+_("ZERO_GAP", HIGH, "a range of zero bytes with valid batches after it",
+  "the reader and recovery stop at the gap: everything after it is dropped at the next unclean start")
+_("TRUNCATED_BATCH", HIGH, "the last entry declares more bytes than the file holds (a torn write)",
+  "the reader stops silently before it; recovery truncates it")
+_("IMPLAUSIBLE_SIZE", HIGH, "an entry's size field runs past the end of the file although valid entries follow",
+  "the reader stops there; recovery truncates at it and deletes later segments")
+_("CORRUPT_RANGE", HIGH, "bytes that frame no entry (bad size or magic) before valid entries resume",
+  "CorruptRecordException: recovery truncates at the first such byte")
+_("TRAILING_BYTES", MEDIUM, "fewer bytes after the last entry than an entry header needs",
+  "the reader stops; kafka-dump-log reports them as invalid bytes at the end")
+_("INVALID_ATTRIBUTES", HIGH, "a CRC-valid batch declares a compression codec that does not exist for its magic",
+  "CompressionType.forId throws: the batch cannot be read")
+_("OFFSET_NOT_INCREASING", HIGH, "a batch does not start after the previous batch's last offset",
+  "appends refuse it; recovery may fail rebuilding the index and empty the segment")
+_("OFFSET_GAP", INFO, "offsets are missing between two batches",
+  "normal after compaction; above the cleaner offset it means lost batches")
+_("SEGMENT_BELOW_NAME", MEDIUM, "a segment's first batch starts below the offset in its file name",
+  "lookups by offset go to the wrong segment")
+_("OFFSET_OUT_OF_RANGE", HIGH, "a batch's offsets are negative or its last offset is below its base offset",
+  "the batch is invalid; recovery truncates at it")
+_("LEGACY_FORMAT", INFO, "message format v0/v1 batches: no leader epochs",
+  "followers fall back to high-watermark truncation for this partition")
+_("BATCH_NOT_DECODED", INFO, "an entry too large to hold in memory: its CRC was checked by streaming",
+  "nothing: Kafka reads it as any other batch")
+_("NOT_A_REGULAR_FILE", MEDIUM, "a path named like a Kafka file is not a regular file (FIFO, device, socket)",
+  "Kafka would fail or block on it; kforensics does not open it")
+
+# ----------------------------------------------------------------------------- records
+_ = _area("records (deep decoding)")
+_("RECORD_DECODE_ERROR", HIGH, "records inside a CRC-valid batch do not decode (lengths, varints, counts)",
+  "InvalidRecordException when the batch is iterated: consumers fail on it")
+_("DECOMPRESSION_FAILED", HIGH, "a batch's compressed records do not decompress",
+  "KafkaException when the batch is iterated")
+_("DECOMPRESSION_BOMB", MEDIUM, "a batch decompresses to more than the configured limit; not decoded",
+  "Kafka would decompress it in full")
+_("TOO_MANY_RECORDS", MEDIUM, "a batch holds more records than the per-batch limit; the rest are not decoded",
+  "nothing: Kafka iterates them lazily")
+_("UNKNOWN_CODEC", HIGH, "a compression codec id Kafka does not know", "Unknown compression type id: unreadable")
+_("CODEC_NOT_ALLOWED_FOR_MAGIC", HIGH, "zstd in a v0/v1 message", "Kafka rejects the wrapper")
+_("NULL_WRAPPER_VALUE", HIGH, "a compressed legacy wrapper with a null value", "the wrapper holds no records")
+_("BAD_INNER_MESSAGE", HIGH, "a legacy wrapper holds a compressed or different-magic inner message",
+  "InvalidRecordException")
+_("BAD_INNER_MESSAGE_SET", HIGH, "a legacy wrapper's inner message set is damaged or empty",
+  "iteration stops with an exception")
+_("INNER_MESSAGE_CRC_MISMATCH", HIGH, "an inner message of a legacy wrapper fails its CRC-32",
+  "consumers that check CRCs fail on it")
+_("BAD_MESSAGE", HIGH, "a legacy message's key or value length overruns the message", "InvalidRecordException")
+_("BAD_CONTROL_KEY", HIGH, "a control record key shorter than 4 bytes or with a negative version",
+  "Kafka rejects the control record")
+_("BAD_CONTROL_VALUE", HIGH, "a control record value that does not decode for its type",
+  "Kafka rejects the control record")
+
+# ----------------------------------------------------------------------------- indexes
+_ = _area("indexes (.index, .timeindex, .txnindex)")
+_("INDEX_PREALLOCATED_TAIL", INFO, "zero slots after the entries: a preallocated index of an active segment",
+  "normal; trimmed at roll or clean close")
+_("INDEX_DATA_AFTER_PADDING", LOW, "non-zero index entries after the padding", "Kafka treats every slot as an entry")
+_("INDEX_PARTIAL_ENTRY", LOW, "the index length is not a multiple of its entry size",
+  "sanityCheck fails; the index is rebuilt when the segment is recovered")
+_("INDEX_NOT_INCREASING", MEDIUM, "index entries whose offsets do not increase",
+  "binary searches go wrong until the index is rebuilt")
+_("INDEX_ENTRY_OUT_OF_RANGE", MEDIUM, "index entries below the base offset or with negative positions",
+  "lookups go wrong until the index is rebuilt")
+_("INDEX_POINTS_WRONG", MEDIUM, "index entries that point to no batch start, or past the end of the log",
+  "lookups read from the wrong place until the index is rebuilt")
+_("INDEX_OFFSET_MISMATCH", INFO, "index entries at a batch start that name another offset than the batch's last",
+  "normal for follower appends before KAFKA-806 (one entry per append, not per batch)")
+_("TIMEINDEX_POINTS_WRONG", LOW, "time-index entries that name no batch's last offset",
+  "time lookups land near, not at, the batch; rebuilt on recovery")
+_("TIMEINDEX_TIMESTAMP_MISMATCH", LOW, "a time-index timestamp differs from its batch's max timestamp",
+  "time lookups may return a later offset")
+_("TIMEINDEX_OUT_OF_ORDER", LOW, "time-index timestamps that do not increase", "sanityCheck fails; rebuilt on recovery")
+_("INDEX_SANITY_CHECK_FAILED", LOW, "Kafka's sanityCheck of this index fails",
+  "before 2.3 the broker rebuilt the index at startup; since then it rebuilds it only when recovering the segment")
+_("INDEX_WITHOUT_LOG", LOW, "an index file whose .log is missing", "deleted at startup")
+_("INDEX_MISSING", LOW, "a segment without its .index", "the segment is recovered (re-read) at startup")
+_("TXN_INDEX_BAD_VERSION", MEDIUM, "a .txnindex entry with a version other than 0",
+  "CorruptIndexException; the segment is recovered")
+_("TXN_INDEX_BEFORE_SEGMENT", MEDIUM, "a .txnindex entry whose last offset is below the segment's base offset",
+  "sanityCheck fails; the segment is recovered")
+_("TXN_INDEX_NOT_INCREASING", MEDIUM, ".txnindex entries whose last offsets do not increase",
+  "aborted-transaction lookups go wrong; rebuilt on recovery")
+
+# ----------------------------------------------------------------------------- checkpoints and side files
+_ = _area("checkpoints and side files")
+_("CHECKPOINT_BAD_VERSION", HIGH, "a checkpoint's version line is not the expected version",
+  "IOException: the HW and leader-epoch files take the log dir offline; others are ignored with a warning")
+_("CHECKPOINT_BAD_COUNT", HIGH, "a checkpoint's count line is not a number", "IOException, as for a bad version")
+_("CHECKPOINT_COUNT_MISMATCH", HIGH, "a checkpoint holds another number of entries than it declares",
+  "IOException, as for a bad version")
+_("CHECKPOINT_MALFORMED_LINE", HIGH, "a checkpoint entry line with the wrong fields or a number out of range",
+  "IOException, as for a bad version")
+_("CHECKPOINT_NEGATIVE", MEDIUM, "a negative offset or epoch in a checkpoint",
+  "the epoch cache refuses it; offset checkpoints carry an impossible value")
+_("CHECKPOINT_NOT_UTF8", HIGH, "a checkpoint holds bytes that are not UTF-8", "the read fails, as for a bad version")
+_("CHECKPOINT_DUPLICATE", LOW, "the same partition or epoch appears twice in a checkpoint", "the last line wins")
+_("CHECKPOINT_BAD_TOPIC_NAME", LOW, "an offset checkpoint names a topic that is not a legal topic name",
+  "the entry never matches a partition")
+_("CHECKPOINT_EPOCHS_NOT_INCREASING", MEDIUM, "leader-epoch checkpoint entries not increasing in epoch and offset",
+  "the cache drops conflicting entries as it loads them")
+_("CHECKPOINT_ENTRY_WITHOUT_PARTITION", LOW, "a root checkpoint names a partition with no directory here",
+  "ignored")
+_("META_PROPERTIES_MALFORMED", MEDIUM, "a meta.properties line that is not key=value", "Properties.load skips it")
+_("META_PROPERTIES_BAD_VERSION", HIGH, "meta.properties with a version other than 0 or 1", "the broker refuses to start")
+_("META_PROPERTIES_BAD_ID", HIGH, "meta.properties with a broker or node id that is not a number",
+  "the broker refuses to start")
+_("META_PROPERTIES_MISSING_KEY", MEDIUM, "meta.properties without a required key", "the broker refuses to start")
+_("PARTITION_METADATA_MALFORMED", MEDIUM, "partition.metadata that does not parse",
+  "the partition fails to load (KafkaStorageException)")
+_("PARTITION_METADATA_INCOMPLETE", MEDIUM, "partition.metadata without its topic id", "the partition fails to load")
+_("PARTITION_METADATA_BAD_TOPIC_ID", MEDIUM, "partition.metadata with an invalid or zero topic id",
+  "the partition fails to load")
+_("QUORUM_STATE_MALFORMED", MEDIUM, "quorum-state that is not a JSON object",
+  "the controller fails to start its Raft client")
+_("QUORUM_STATE_BAD_VERSION", MEDIUM, "quorum-state with a data_version other than 0 or 1", "refused at startup")
+_("CLEAN_SHUTDOWN_MALFORMED", LOW, "a .kafka_cleanshutdown marker that is not the expected JSON",
+  "the broker treats the shutdown as unclean and recovers")
+_("SNAPSHOT_BAD_VERSION", MEDIUM, "a producer-state snapshot with a version other than 1",
+  "CorruptSnapshotException: the snapshot is deleted and producer state rebuilt from the log")
+_("SNAPSHOT_CRC_MISMATCH", MEDIUM, "a producer-state snapshot whose CRC does not match",
+  "CorruptSnapshotException: deleted, producer state rebuilt from the log")
+_("SNAPSHOT_TRUNCATED", MEDIUM, "a producer-state snapshot shorter than its entries", "CorruptSnapshotException")
+_("SNAPSHOT_COUNT_MISMATCH", MEDIUM, "a producer-state snapshot whose entry count disagrees with its length",
+  "CorruptSnapshotException")
+_("SNAPSHOT_BEYOND_LEO", MEDIUM, "a producer-state snapshot taken beyond the log end offset", "deleted at load")
+_("SNAPSHOT_ENTRY_BEYOND_LOG", MEDIUM, "producer entries naming offsets at or beyond the log end",
+  "the snapshot is stale; producer state is rebuilt from the log")
+_("FILE_TOO_LARGE", MEDIUM, "a file far larger than its kind can be; not read", "Kafka would try to read it")
+_("UNREADABLE_FILE", HIGH, "a file that cannot be read (permissions, I/O error)",
+  "the log dir goes offline (KafkaStorageException)")
+_("UNREADABLE_DIR", HIGH, "a directory that cannot be listed", "the log dir goes offline")
+_("HOSTILE_JSON", MEDIUM, "JSON too deep, too large or with numbers out of range; not read",
+  "Kafka's parser fails on it")
+
+# ----------------------------------------------------------------------------- log dirs
+_ = _area("log dirs")
+_("UNKNOWN_FILE", LOW, "a file or directory Kafka does not keep in a log dir", "ignored")
+_("LEFTOVER_FILE", LOW, "a .deleted, .cleaned, .swap, .tmp or .part file left by an interrupted operation",
+  "deleted, or for .swap renamed into place, at startup")
+_("NO_META_PROPERTIES", LOW, "no meta.properties: the broker identity is unknown",
+  "a pre-0.10 broker, or not a whole log dir")
+_("CHECKPOINTS_ABSENT", LOW, "root checkpoint files are absent", "missing high watermarks start at 0")
+_("NO_HW_ENTRY", LOW, "no replication-offset-checkpoint entry for this partition", "the HW starts at 0")
+_("NO_SEGMENTS", INFO, "a partition directory with no segment", "an empty log is created at the log start offset")
+_("NO_EPOCH_CHECKPOINT", LOW, "v2 batches with leader epochs but no leader-epoch-checkpoint",
+  "the cache starts empty; the next truncation falls back to the high watermark")
+_("BROKER_ID_CONFLICT", HIGH, "the log dirs of one broker disagree on its id", "the broker refuses to start")
+_("CLUSTER_ID_CONFLICT", HIGH, "the log dirs of one broker disagree on the cluster id", "the broker refuses to start")
+_("DUPLICATE_PARTITION", HIGH, "the same partition in two log dirs of one broker",
+  "the broker refuses to start (duplicate log directories)")
+_("DUPLICATE_LOG_DIR", MEDIUM, "the same log dir given twice", "scanned once")
+_("TOPIC_NAME_FROM_TOPIC_ID", INFO, "a -delete/-stray directory name holds a truncated topic; the topic id names it",
+  "nothing: the name is cosmetic")
+_("NO_LOG_DIR", HIGH, "no broker log dir found in a snapshot", "nothing to load")
+_("ARCHIVE_MEMBERS_IGNORED", MEDIUM, "archive members with absolute, escaping or link names, or duplicates",
+  "not applicable: archives are not Kafka's")
+_("ARCHIVE_TRUNCATED", HIGH, "an archive ends early; the members before the damage are read",
+  "not applicable")
+_("ARCHIVE_NAME_NOT_UTF8", LOW, "an archive member name that is not UTF-8 (read with escapes)", "not applicable")
+_("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not be read", "not applicable")
+_("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
+  "not applicable: report it as a kforensics bug")
+_("MORE_FINDINGS", INFO, "more findings of one code in one file than are listed", "not applicable")
+
+# ----------------------------------------------------------------------------- watermarks and recovery
+_ = _area("watermarks and recovery")
+_("HW_ABOVE_LEO", HIGH, "the checkpointed high watermark is above the log end offset",
+  "committed records are missing from this replica; the HW is clamped to the LEO at startup")
+_("HW_BELOW_LOG_START", MEDIUM, "the high watermark is below the log start offset", "clamped to the log start")
+_("RECOVERY_POINT_ABOVE_LEO", MEDIUM, "the recovery point is above the log end offset",
+  "flushed records are missing; the recovery point is lowered to the LEO")
+_("RECOVERY_WOULD_TRUNCATE", HIGH, "without a clean-shutdown marker, log recovery truncates this partition",
+  "LogLoader recovers from the recovery point, cuts at the first invalid batch and deletes later segments")
+_("CORRUPTION_NOT_RECOVERED", HIGH, "damage behind a clean-shutdown marker",
+  "recovery is skipped, so Kafka serves the damaged segment as it is")
+
+# ----------------------------------------------------------------------------- leader epochs
+_ = _area("leader epochs")
+_("EPOCH_CACHE_CLEARED_BY_LEGACY_BATCH", MEDIUM, "a v0/v1 batch follows v2 batches",
+  "appending it empties the epoch cache: the next leader change falls back to HW truncation")
+_("EPOCH_WENT_BACKWARDS", MEDIUM, "a batch carries an older epoch than the batch before it",
+  "the append path assigns it and drops newer entries; recovery ignores it")
+_("EPOCH_ASSIGN_DROPPED_ENTRIES", MEDIUM, "an epoch conflicts with cached entries, which are removed",
+  "assign keeps the cache increasing by dropping the conflicting tail")
+_("EPOCH_ASSIGN_IGNORED", MEDIUM, "an epoch does not extend the cache and is ignored (before 2.0.1)",
+  "the entry is lost from the cache")
+_("EPOCH_CHECKPOINT_NOT_MONOTONIC", MEDIUM, "leader-epoch checkpoint entries not increasing",
+  "conflicting entries are dropped at load")
+_("EPOCH_ENTRY_BEYOND_LEO", LOW, "a checkpoint epoch starts after the log end offset",
+  "dropped at load (truncateFromEnd); typically an unflushed truncation")
+_("EPOCH_EMPTY_AT_LEO", INFO, "a checkpoint epoch starts at the LEO with no batch: elected, nothing written yet",
+  "kept; the leader answers for it")
+_("EPOCH_MISSING_FROM_LOG", LOW, "a checkpoint epoch that no batch carries",
+  "kept; removed by retention, compaction or truncation")
+_("EPOCH_MISSING_FROM_CHECKPOINT", LOW, "batches carry an epoch the checkpoint does not list",
+  "the cache lacks it until the segment is recovered")
+_("EPOCH_START_DIFFERS", LOW, "an epoch starts at another offset in the checkpoint than in the log",
+  "truncation answers use the checkpoint's offset")
+
+# ----------------------------------------------------------------------------- KRaft metadata
+_ = _area("KRaft metadata")
+_("BAD_METADATA_FRAME", MEDIUM, "a metadata record whose frame header is unreadable or of an unknown version",
+  "the controller fails to replay the log")
+_("UNKNOWN_METADATA_RECORD", MEDIUM, "a metadata record type or version this tool does not know",
+  "a newer controller's record; older brokers fail on it")
+_("METADATA_RECORD_DECODE_ERROR", MEDIUM, "a metadata record body that does not decode",
+  "the controller fails to replay the log")
+_("NULL_METADATA_RECORD", MEDIUM, "a metadata record with a null value", "the controller fails to replay the log")
+_("METADATA_CLUSTERS_DIFFER", HIGH, "metadata logs of several clusters were given; one is replayed",
+  "not applicable")
+_("METADATA_REPLICAS_DIVERGE", MEDIUM, "copies of the metadata log hold different records at one offset",
+  "Raft keeps the record of the higher epoch")
+_("METADATA_HISTORY_INCOMPLETE", INFO, "the metadata log starts after offset 0 with no snapshot before it",
+  "not applicable: older partitions are unknown until a change names them")
+_("METADATA_RECORDS_SUPERSEDED", INFO, "metadata records with no known state to apply to; a later snapshot covers them",
+  "not applicable")
+_("METADATA_LOG_GAP", MEDIUM, "metadata offsets missing with no snapshot covering them", "not applicable")
+_("METADATA_TRANSACTION_OPEN", INFO, "the metadata log ends inside a metadata transaction",
+  "the open transaction's records are not applied")
+_("METADATA_TRANSACTION_ABORTED", INFO, "a metadata transaction was aborted", "its records are discarded")
+_("METADATA_TRANSACTION_NESTED", MEDIUM, "a metadata transaction begins inside another", "the controller fails")
+_("SNAPSHOT_INCOMPLETE", MEDIUM, "a KRaft snapshot without its header or footer", "not loaded")
+_("SNAPSHOT_DISAGREES_WITH_LOG", MEDIUM, "a KRaft snapshot differs from the log replayed up to its offset",
+  "the snapshot wins at load")
+_("CHANGE_WITHOUT_PARTITION", MEDIUM, "a PartitionChangeRecord for a partition never registered",
+  "the controller fails to replay it")
+_("CLEAR_ELR_UNKNOWN_TOPIC", LOW, "a ClearElrRecord names an unknown topic", "ignored")
+_("TOPIC_ID_UNNAMED", LOW, "a partition record for a topic id no TopicRecord named", "the controller fails")
+_("EPOCH_NOT_GRANTED", HIGH, "a replica holds a leader epoch the controller never granted to a leader",
+  "impossible under a working controller: damage or a foreign cluster's data")
+_("GRANT_NOT_SEEN", LOW, "the broker was elected in an epoch its leader-epoch checkpoint lacks",
+  "normal before 2.0.1, or when the broker crashed before recording it")
+_("TOPIC_ID_MISMATCH", MEDIUM, "the replica's topic id is not the one the controller gave the topic",
+  "a leftover of a deleted and re-created topic: Kafka marks it stray")
+_("REPLICA_NOT_ASSIGNED", LOW, "the controller's replica set of this partition leaves this broker out",
+  "KRaft brokers mark the directory -stray")
+_("REPLICA_OF_DELETED_TOPIC", LOW, "the controller deleted this topic after its last registration",
+  "the directory is deleted at startup")
+_("PARTITION_NOT_IN_METADATA", LOW, "a partition on disk that the controller never registered", "marked stray")
+
+# ----------------------------------------------------------------------------- replay (findings)
+_ = _area("replay")
+_("UNCLEAN_ELECTION", HIGH, "the controller's record shows a leader elected outside the last ISR (or RECOVERING)",
+  "records only the unclean leader lacked are lost on every replica")
+_("LOG_MATCHING_VIOLATED", CRITICAL, "after replay a follower's log is not a prefix of the leader's",
+  "a permanent fork: consumers see different records at the same offsets")
+_("COMMITTED_DATA_LOST", CRITICAL, "batches below the committed bound were truncated and not fetched back",
+  "committed records are gone from every replica")
+_("CLUSTERS_DIFFER", HIGH, "brokers of different clusters were given as replicas", "not applicable")
+
+# ----------------------------------------------------------------------------- verdicts
+_ = _area("replay verdicts", "verdict")
+_("OK", INFO, "the replica ends as a prefix of the leader; nothing it held is lost", "-")
+_("DISCARD_UNCOMMITTED", LOW, "records above every known high watermark were truncated and not fetched back",
+  "normal: uncommitted records of a former leader")
+_("POSSIBLY_COMMITTED", HIGH, "records below the committed bound but above this replica's own HW were truncated",
+  "committed when another replica's HW says so")
+_("LOSS_COMMITTED", CRITICAL, "records below this replica's own high watermark were truncated and not fetched back",
+  "committed data lost")
+_("FORK", CRITICAL, "after truncation the replica keeps records that differ from the leader's at the same offsets",
+  "a permanent, silent divergence")
+_("NO_EPOCHS", LOW, "the replica has no leader epochs: truncation fell back to its high watermark",
+  "pre-KIP-101 behaviour for this replica")
+_("LOST_TO_RECOVERY", HIGH, "records this broker's own log recovery cuts at restart (damaged or torn batches)",
+  "LogLoader truncates at the first invalid batch and deletes later segments")
+_("LEADER_LACKS_COMMITTED", HIGH, "the new leader lacks records below another replica's high watermark",
+  "followers truncate to the leader: records only they held are lost")
+_("NOT_CONVERGING", HIGH, "follower truncation repeats without converging; the rounds are listed",
+  "the follower loops (or fetches forever) and never catches up")
+_("UNCLEAN_ELECTION", HIGH, "this replica was elected leader outside the last ISR (the controller's record shows it)",
+  "records only the former ISR held are lost")
+
+
+def _index(kind: str) -> dict[str, CodeInfo]:
+    out: dict[str, CodeInfo] = {}
+    for e in _ENTRIES:
+        if e.kind == kind:
+            if e.code in out:
+                raise RuntimeError(f"the catalogue lists {kind} code {e.code} twice")
+            out[e.code] = e
+    return out
+
+
+#: finding codes (what :func:`kforensics.findings.finding` accepts)
+CATALOGUE: dict[str, CodeInfo] = _index("finding")
+#: verdict codes of the replay
+VERDICTS: dict[str, CodeInfo] = _index("verdict")
+
+
+def markdown() -> str:
+    """``docs/findings.md``: every code by area, with severity, meaning and what Kafka does."""
+    out = ["# Finding and verdict codes", "",
+           "Generated from `kforensics/catalogue.py` (`python -m kforensics.catalogue > docs/findings.md`); "
+           "a test fails when it is stale.", "",
+           "Severity is the default; a finding is graded higher or lower only where the context changes what "
+           "Kafka does, and its message says why.", ""]
+    areas: dict[str, list[CodeInfo]] = {}
+    for e in _ENTRIES:
+        areas.setdefault(e.area, []).append(e)
+    for area, entries in areas.items():
+        out += [f"## {area[0].upper()}{area[1:]}", "", "| code | severity | meaning | what Kafka does |",
+                "| --- | --- | --- | --- |"]
+        for e in entries:
+            out.append(f"| `{e.code}` | {e.severity} | {e.meaning} | {e.kafka} |")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown(), end="")
