@@ -15,8 +15,8 @@ import time
 import zlib
 from collections import Counter
 
-from kforensics.analysis.replay import replay_partition
-from kforensics.analysis.replica import BatchLog, Replica
+from kforensics.replay.engine import replay_partition
+from kforensics.replay.replica import BatchLog, Replica
 
 
 def synthetic(rnd: random.Random, pid: int) -> list[Replica]:

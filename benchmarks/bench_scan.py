@@ -40,7 +40,7 @@ def generate(oracle: Path, root: Path, partitions: int, mb: int) -> None:
 
 
 def inner(path: str) -> None:
-    from kforensics.analysis.scan import scan_log_dirs
+    from kforensics.scan.broker import scan_log_dirs
 
     t0 = time.perf_counter()
     report = scan_log_dirs([path])

@@ -61,10 +61,10 @@ def build(root: Path, oracle: Path, brokers: int, partitions: int, mb: int) -> l
 def single_process(d: Path, with_tables: bool = False) -> tuple[float, int]:
     """Seconds and batches of one broker's scan in one process (optionally writing the Parquet tables too)."""
     out = subprocess.run([sys.executable, "-c", (
-        "import sys,time,json,tempfile;from kforensics.analysis.scan import scan_log_dirs;"
-        "from kforensics.analysis.tables import write_parquet;w=sys.argv[2]=='1';"
-        "scan_log_dirs([sys.argv[1]]);t=time.perf_counter();r=scan_log_dirs([sys.argv[1]],keep_batches=w);"
-        "w and write_parquet(r,tempfile.mkdtemp());"
+        "import sys,time,json,tempfile;from kforensics.scan.broker import scan_log_dirs;"
+        "from kforensics.tables.scan_tables import ScanParquet;w=sys.argv[2]=='1';"
+        "scan_log_dirs([sys.argv[1]]);t=time.perf_counter();o=ScanParquet(tempfile.mkdtemp()) if w else None;"
+        "r=scan_log_dirs([sys.argv[1]],batch_sink=o.batches if w else None);w and o.finish(r);"
         "print(json.dumps([time.perf_counter()-t,sum(p.batch_count for p in r.partitions)]))"), str(d),
         "1" if with_tables else "0"],
         check=True, capture_output=True, text=True)

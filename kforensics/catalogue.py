@@ -125,24 +125,26 @@ _("TXN_INDEX_BEFORE_SEGMENT", MEDIUM, "a .txnindex entry whose last offset is be
   "sanityCheck fails; the segment is recovered")
 _("TXN_INDEX_NOT_INCREASING", MEDIUM, ".txnindex entries whose last offsets do not increase",
   "aborted-transaction lookups go wrong; rebuilt on recovery")
+_("TXN_INDEX_VERSION_QUIRK", LOW, "a .txnindex version that is not 0 as written but passes as Kafka reads it "
+  "(its first byte only)", "accepted")
+_("TXN_INDEX_BAD_RANGE", LOW, "a .txnindex entry whose first offset is after its last", "consumers skip a wrong range")
 
 # ----------------------------------------------------------------------------- checkpoints and side files
 _ = _area("checkpoints and side files")
 _("CHECKPOINT_BAD_VERSION", HIGH, "a checkpoint's version line is not the expected version",
-  "IOException: the HW and leader-epoch files take the log dir offline; others are ignored with a warning")
+  "IOException: the HW and leader-epoch files take the log dir offline; the recovery-point, log-start and cleaner "
+  "files (MEDIUM) are ignored with a warning")
 _("CHECKPOINT_BAD_COUNT", HIGH, "a checkpoint's count line is not a number", "IOException, as for a bad version")
 _("CHECKPOINT_COUNT_MISMATCH", HIGH, "a checkpoint holds another number of entries than it declares",
   "IOException, as for a bad version")
 _("CHECKPOINT_MALFORMED_LINE", HIGH, "a checkpoint entry line with the wrong fields or a number out of range",
   "IOException, as for a bad version")
-_("CHECKPOINT_NEGATIVE", MEDIUM, "a negative offset or epoch in a checkpoint",
-  "the epoch cache refuses it; offset checkpoints carry an impossible value")
+_("CHECKPOINT_NEGATIVE", LOW, "a negative offset or epoch in a checkpoint",
+  "offset checkpoints carry an impossible value; in a leader-epoch checkpoint (HIGH) the cache refuses it")
 _("CHECKPOINT_NOT_UTF8", HIGH, "a checkpoint holds bytes that are not UTF-8", "the read fails, as for a bad version")
-_("CHECKPOINT_DUPLICATE", LOW, "the same partition or epoch appears twice in a checkpoint", "the last line wins")
+_("CHECKPOINT_DUPLICATE", LOW, "the same partition appears twice in an offset checkpoint", "the last line wins")
 _("CHECKPOINT_BAD_TOPIC_NAME", LOW, "an offset checkpoint names a topic that is not a legal topic name",
   "the entry never matches a partition")
-_("CHECKPOINT_EPOCHS_NOT_INCREASING", MEDIUM, "leader-epoch checkpoint entries not increasing in epoch and offset",
-  "the cache drops conflicting entries as it loads them")
 _("CHECKPOINT_ENTRY_WITHOUT_PARTITION", LOW, "a root checkpoint names a partition with no directory here",
   "ignored")
 _("META_PROPERTIES_MALFORMED", MEDIUM, "a meta.properties line that is not key=value", "Properties.load skips it")
@@ -150,11 +152,18 @@ _("META_PROPERTIES_BAD_VERSION", HIGH, "meta.properties with a version other tha
 _("META_PROPERTIES_BAD_ID", HIGH, "meta.properties with a broker or node id that is not a number",
   "the broker refuses to start")
 _("META_PROPERTIES_MISSING_KEY", MEDIUM, "meta.properties without a required key", "the broker refuses to start")
-_("PARTITION_METADATA_MALFORMED", MEDIUM, "partition.metadata that does not parse",
-  "the partition fails to load (KafkaStorageException)")
-_("PARTITION_METADATA_INCOMPLETE", MEDIUM, "partition.metadata without its topic id", "the partition fails to load")
-_("PARTITION_METADATA_BAD_TOPIC_ID", MEDIUM, "partition.metadata with an invalid or zero topic id",
-  "the partition fails to load")
+_("PARTITION_METADATA_MALFORMED", HIGH, "partition.metadata that does not parse (a line is not 'key: value')",
+  "the read fails and the log dir goes offline (KafkaStorageException)")
+_("PARTITION_METADATA_NOT_UTF8", HIGH, "partition.metadata holding bytes that are not UTF-8", "the log dir goes offline")
+_("PARTITION_METADATA_BAD_VERSION", HIGH, "partition.metadata with a negative version", "the log dir goes offline")
+_("PARTITION_METADATA_BAD_TOPIC_ID", HIGH, "partition.metadata with an invalid or all-zero topic id",
+  "the log dir goes offline")
+_("PARTITION_METADATA_UNKNOWN_VERSION", LOW, "partition.metadata with a version above 0", "accepted, as a downgrade")
+_("PARTITION_METADATA_UNEXPECTED_KEY", LOW, "a partition.metadata line names another key than Kafka writes",
+  "ignored: Kafka does not look at the names")
+_("PARTITION_METADATA_TRAILING_NEWLINE", LOW, "partition.metadata ending in a newline, which Kafka never writes",
+  "accepted")
+_("PARTITION_METADATA_EXTRA_LINES", LOW, "lines after the topic id in partition.metadata", "ignored")
 _("QUORUM_STATE_MALFORMED", MEDIUM, "quorum-state that is not a JSON object",
   "the controller fails to start its Raft client")
 _("QUORUM_STATE_BAD_VERSION", MEDIUM, "quorum-state with a data_version other than 0 or 1", "refused at startup")
@@ -263,11 +272,11 @@ _("METADATA_LOG_GAP", MEDIUM, "metadata offsets missing with no snapshot coverin
 _("METADATA_TRANSACTION_OPEN", INFO, "the metadata log ends inside a metadata transaction",
   "the open transaction's records are not applied")
 _("METADATA_TRANSACTION_ABORTED", INFO, "a metadata transaction was aborted", "its records are discarded")
-_("METADATA_TRANSACTION_NESTED", MEDIUM, "a metadata transaction begins inside another", "the controller fails")
+_("METADATA_TRANSACTION_NESTED", LOW, "a metadata transaction begins inside another", "the controller fails")
 _("SNAPSHOT_INCOMPLETE", MEDIUM, "a KRaft snapshot without its header or footer", "not loaded")
 _("SNAPSHOT_DISAGREES_WITH_LOG", MEDIUM, "a KRaft snapshot differs from the log replayed up to its offset",
   "the snapshot wins at load")
-_("CHANGE_WITHOUT_PARTITION", MEDIUM, "a PartitionChangeRecord for a partition never registered",
+_("CHANGE_WITHOUT_PARTITION", LOW, "a PartitionChangeRecord for a partition never registered",
   "the controller fails to replay it")
 _("CLEAR_ELR_UNKNOWN_TOPIC", LOW, "a ClearElrRecord names an unknown topic", "ignored")
 _("TOPIC_ID_UNNAMED", LOW, "a partition record for a topic id no TopicRecord named", "the controller fails")
@@ -282,6 +291,22 @@ _("REPLICA_NOT_ASSIGNED", LOW, "the controller's replica set of this partition l
 _("REPLICA_OF_DELETED_TOPIC", LOW, "the controller deleted this topic after its last registration",
   "the directory is deleted at startup")
 _("PARTITION_NOT_IN_METADATA", LOW, "a partition on disk that the controller never registered", "marked stray")
+
+# ----------------------------------------------------------------------------- internal topics
+_ = _area("internal topics (__consumer_offsets, __transaction_state, __share_group_state, __remote_log_metadata)")
+# (entries for the internal-topic decoders go here)
+_("INTERNAL_RECORD_UNKNOWN_TYPE", LOW, "an internal-topic record type this tool does not know (a newer broker's)",
+  "the coordinator skips unknown record types; kafka-dump-log prints 'Unknown record type'")
+_("INTERNAL_RECORD_UNKNOWN_VERSION", MEDIUM, "an internal-topic value version this tool does not know",
+  "a newer broker's value: an older coordinator fails to load the partition")
+_("INTERNAL_RECORD_DECODE_ERROR", MEDIUM, "an internal-topic key or value that does not decode by its schema",
+  "the coordinator fails to load the partition; kafka-dump-log prints 'Error at offset ..., skipping'")
+_("INTERNAL_RECORD_TRAILING_BYTES", LOW, "bytes left after a decoded internal-topic key or value",
+  "ignored: Kafka's readers stop at the end of the schema")
+_("INTERNAL_RECORD_MISSING_KEY", MEDIUM, "an internal-topic record with a null key",
+  "the coordinator cannot load it; kafka-dump-log aborts with 'message had a missing key'")
+_("CONSUMER_PROTOCOL_UNDECODED", LOW, "a classic group member's subscription or assignment that is not the consumer "
+  "protocol", "kept as raw bytes: the coordinator never parses them; kafka-dump-log prints them as base64")
 
 # ----------------------------------------------------------------------------- replay (findings)
 _ = _area("replay")

@@ -132,7 +132,7 @@ class FindingLog:
         for (file, code), n in self._counts.items():
             if n > self.per_code:
                 out.append(finding("MORE_FINDINGS", f"{n - self.per_code} more {code} findings not listed ({n} in all)",
-                                   file=file, code=code, total=n, listed=self.per_code))
+                                   file=file, finding_code=code, total=n, listed=self.per_code))
         return out
 
     def __iter__(self) -> Iterator[Finding]:

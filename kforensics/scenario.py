@@ -14,7 +14,7 @@ Users reproduce a hypothesis as on-disk evidence and replay it:
     sb.write("out/my-incident")   # broker-<id>/ log dirs + scenario.json
 
 The snapshot is the brokers' disks at the moment replay starts; ``then``
-events are what happens next (see :mod:`kforensics.analysis.replay`).
+events are what happens next (see :mod:`kforensics.replay.engine`).
 """
 
 from __future__ import annotations
@@ -188,3 +188,30 @@ class ScenarioBuilder:
         self._write_metadata_log(root)
         set_mtimes(root)
         return root
+
+
+@dataclass
+class Scenario:
+    """A scenario dir as written by :class:`ScenarioBuilder`: the brokers' dirs, the events, the expectations."""
+
+    name: str
+    description: str
+    topic: str
+    partition: int
+    events: list[dict[str, Any]]
+    expected: dict[str, dict[int, list[str]]]  # Kafka version -> broker -> verdict codes
+    brokers: dict[int, list[Path]]
+    metadata: list[Path]
+    doc: dict[str, Any] = field(default_factory=dict)  # everything scenario.json says (derivations, citations)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read a scenario dir (``broker-<id>/`` log dirs, ``scenario.json``, ``controller/`` metadata log)."""
+    root = Path(path)
+    doc = json.loads((root / "scenario.json").read_text(encoding="utf-8"))
+    brokers = {int(d.name.split("-", 1)[1]): [d] for d in sorted(root.glob("broker-*")) if d.is_dir()}
+    meta = root / "controller" / "__cluster_metadata-0"
+    expected = {v: {int(k): codes for k, codes in exp.items()} for v, exp in doc.get("expected", {}).items()}
+    return Scenario(doc.get("name", root.name), doc.get("description", ""), doc.get("topic", "orders"),
+                    doc.get("partition", 0), doc.get("events", []), expected, brokers,
+                    [meta] if meta.exists() else [], doc)

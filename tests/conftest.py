@@ -70,3 +70,28 @@ def run_generator(script: Path, out: Path) -> None:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     mod.main(out)
+
+
+def entry_records(batch, *, with_data: bool = False):
+    """The records of one entry and the finding that stopped decoding them (None when none did)."""
+    from kforensics.log.records import EntryRecords
+
+    decoder = EntryRecords(batch, with_data=with_data)
+    records = list(decoder)
+    return records, decoder.error
+
+
+def deep_entry(batch, *, with_data: bool = False) -> dict:
+    """One entry as Kafka's accessors show it, records included (the oracle manifests' shape, snake_case)."""
+    from kforensics.log.records import EntryRecords, batch_entry
+    from kforensics.serialize import to_jsonable
+
+    entry = batch_entry(batch)
+    if batch.magic < 2 and entry.base_offset is None and batch.raw is not None:
+        entry.base_offset, entry.record_count = EntryRecords(batch).summary()
+    records, error = entry_records(batch, with_data=with_data)
+    d = to_jsonable(entry)
+    d["records"] = [to_jsonable(r) if not with_data else {**to_jsonable(r), "key": r.key, "value": r.value}
+                    for r in records]
+    d["records_error"] = None if error is None else to_jsonable(error)
+    return d

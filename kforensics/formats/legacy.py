@@ -30,6 +30,8 @@ LegacyPrefix = Struct(
 )
 PREFIX = fixed_layout(LegacyPrefix)
 CRC_START = PREFIX.offset("magic")  # 16
+#: the framing shared with every magic: offset and size, then the entry's bytes
+LOG_OVERHEAD = PREFIX.offset("crc")  # 12
 
 #: A whole legacy entry.  Null key/value are length -1.
 LegacyMessage = Struct(
@@ -41,8 +43,6 @@ LegacyMessage = Struct(
     "value" / If(this.value_length >= 0, Bytes(this.value_length)),
 )
 
-#: Smallest message size (bytes after the size field) per magic.
-MIN_MESSAGE_SIZE = {0: 14, 1: 22}
 
 
 def encode_message(
@@ -70,9 +70,14 @@ def encode_message(
         )
     )
     raw = bytearray(body)
-    raw[8:12] = (len(raw) - 12).to_bytes(4, "big", signed=True)
-    raw[12:16] = zlib.crc32(raw[CRC_START:]).to_bytes(4, "big")
+    size, crc = PREFIX["message_size"], PREFIX["crc"]
+    raw[size.offset : size.offset + size.size] = (len(raw) - LOG_OVERHEAD).to_bytes(size.size, "big", signed=True)
+    raw[crc.offset : crc.offset + crc.size] = zlib.crc32(raw[CRC_START:]).to_bytes(crc.size, "big")
     return bytes(raw)
+
+
+#: Smallest message size (bytes after the size field) per magic: a message with a null key and value.
+MIN_MESSAGE_SIZE = {m: len(encode_message(offset=0, magic=m, key=None, value=None)) - LOG_OVERHEAD for m in (0, 1)}
 
 
 def encode_wrapper(

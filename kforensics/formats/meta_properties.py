@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..findings import Finding, Severity
+from ..findings import Finding, finding
+from .java_text import parse_int
 
 
 @dataclass
@@ -16,9 +17,6 @@ class MetaProperties:
     properties: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {"kind": "meta_properties", "version": self.version, "node_id": self.node_id,
-                "cluster_id": self.cluster_id, "directory_id": self.directory_id, "properties": self.properties}
 
 
 def decode(data: bytes) -> MetaProperties:
@@ -34,26 +32,26 @@ def decode(data: bytes) -> MetaProperties:
                 mp.properties[k.strip()] = v.strip()
                 break
         else:
-            mp.findings.append(Finding("META_PROPERTIES_MALFORMED", Severity.MEDIUM, f"line {raw!r}", line=no))
+            mp.findings.append(finding("META_PROPERTIES_MALFORMED", f"line {no} is not key=value: {raw!r:.80}", line=no))
     p = mp.properties
-    try:
-        mp.version = int(p.get("version", "0"))
-    except ValueError:
-        mp.findings.append(Finding("META_PROPERTIES_BAD_VERSION", Severity.HIGH, f"version {p.get('version')!r}"))
+    version = parse_int(p.get("version", "0"))
+    if version is None:
+        mp.findings.append(finding("META_PROPERTIES_BAD_VERSION", f"version {p.get('version')!r:.40} is not a number"))
         return mp
+    mp.version = version
     if mp.version not in (0, 1):
-        mp.findings.append(Finding("META_PROPERTIES_BAD_VERSION", Severity.HIGH, f"unknown version {mp.version}"))
+        mp.findings.append(finding("META_PROPERTIES_BAD_VERSION", f"unknown version {mp.version}"))
     id_key = "node.id" if mp.version == 1 else "broker.id"
     if id_key in p:
-        try:
-            mp.node_id = int(p[id_key])
-        except ValueError:
-            mp.findings.append(Finding("META_PROPERTIES_BAD_ID", Severity.HIGH, f"{id_key}={p[id_key]!r}"))
+        mp.node_id = parse_int(p[id_key])
+        if mp.node_id is None:
+            mp.findings.append(finding("META_PROPERTIES_BAD_ID", f"{id_key}={p[id_key]!r:.40} is not an int32 "
+                                                                 "(Integer.parseInt fails on it)"))
     elif mp.version == 1 or "broker.id" not in p:
-        mp.findings.append(Finding("META_PROPERTIES_MISSING_KEY", Severity.MEDIUM, f"no {id_key}"))
+        mp.findings.append(finding("META_PROPERTIES_MISSING_KEY", f"no {id_key}"))
     mp.cluster_id = p.get("cluster.id")
     if mp.version == 1 and not mp.cluster_id:
-        mp.findings.append(Finding("META_PROPERTIES_MISSING_KEY", Severity.MEDIUM, "no cluster.id (required in v1)"))
+        mp.findings.append(finding("META_PROPERTIES_MISSING_KEY", "no cluster.id (required in v1)"))
     mp.directory_id = p.get("directory.id")
     return mp
 

@@ -20,157 +20,30 @@ appears in ``data`` only when it is on the wire.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
-from dataclasses import dataclass, field
 from typing import Any
 
-from construct import (
-    Adapter,
-    Construct,
-    ExplicitError,
-    Flag,
-    Float64b,
-    Int8sb,
-    Int16sb,
-    Int16ub,
-    Int32sb,
-    Int64sb,
-    ListContainer,
-    Renamed,
-    SizeofError,
-    stream_read,
-    stream_write,
-)
+from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb
 
 from ..findings import DecodeError
-from .protocol import CompactArray, CompactBytes, CompactString, Uuid
+# the declaration machinery lives in message_schema (shared with every Kafka message schema);
+# its names stay importable from here
+from .message_schema import (  # noqa: F401 - re-exported
+    UNKNOWN_TAGS,
+    Base64Bytes,
+    Flexible,
+    NotNull,
+    RecordType,
+    Since,
+    since,
+)
+from .message_schema import camel as _camel
+from .message_schema import flat as _flat
+from .message_schema import plain as _plain
+from .protocol import CompactArray, CompactString, Uuid
 from .varint import UVarInt, encode_uvarint
 
 FRAME_VERSION = 1
-#: key of ``data`` holding tagged fields this module does not know: ``{tag: hex}``
-UNKNOWN_TAGS = "_unknownTaggedFields"
-
-
-# --------------------------------------------------------------------------- building blocks
-class NotNull(Adapter):
-    """A compact string/bytes/array that the schema declares non-nullable: null on the wire is an error."""
-
-    def _decode(self, obj, context, path):
-        if obj is None:
-            # Kafka's generated readers refuse a null in a non-nullable field
-            raise ExplicitError("null in a non-nullable field", path=path)
-        return obj
-
-    def _encode(self, obj, context, path):
-        if obj is None:
-            raise ExplicitError("None for a non-nullable field", path=path)
-        return obj
-
-
-class Base64Bytes(Adapter):
-    """Non-nullable compact bytes, shown as standard base64 text (how Kafka's JSON form writes ``bytes``)."""
-
-    def __init__(self):
-        super().__init__(NotNull(CompactBytes()))
-
-    def _decode(self, obj, context, path):
-        return base64.b64encode(obj).decode("ascii")
-
-    def _encode(self, obj, context, path):
-        if isinstance(obj, (bytes, bytearray, memoryview)):
-            return bytes(obj)
-        try:
-            return base64.b64decode(obj, validate=True)
-        except (binascii.Error, TypeError, ValueError) as e:
-            raise ExplicitError(f"not base64: {obj!r} ({e})", path=path) from None
-
-
-@dataclass(frozen=True)
-class Since:
-    """A field that exists from record version ``version`` on."""
-
-    version: int
-    field: Renamed
-
-
-def since(version: int, sub: Renamed) -> Since:
-    return Since(version, sub)
-
-
-class Flexible(Construct):
-    """A flexible-version struct: ``fields`` in order, then the tagged-field section.
-
-    ``tagged`` maps tag numbers to named fields; each is decoded from its tag's
-    bytes (which it must fill exactly).  Unknown tags end up in
-    ``_unknownTaggedFields`` as ``{tag: hex}``.  Building writes a tagged field
-    when its name is a key of the object, and refuses keys the struct does not
-    have (a misspelt field would otherwise vanish silently).
-    """
-
-    def __init__(self, *fields: Renamed, tagged: dict[int, Renamed] | None = None):
-        super().__init__()
-        self.fields = list(fields)
-        self.tagged = dict(sorted((tagged or {}).items()))
-        self.names = {f.name for f in self.fields} | {f.name for f in self.tagged.values()} | {UNKNOWN_TAGS}
-
-    def _parse(self, stream, context, path):
-        obj: dict[str, Any] = {}
-        for f in self.fields:
-            obj[f.name] = f._parsereport(stream, context, f"{path} -> {f.name}")
-        count = UVarInt._parsereport(stream, context, path)
-        last = -1
-        unknown: dict[int, str] = {}
-        for _ in range(count):
-            tag = UVarInt._parsereport(stream, context, path)
-            if tag <= last:
-                # the writer sorts tags and writes each once; anything else is damage
-                raise ExplicitError(f"tagged fields out of order ({tag} after {last})", path=path)
-            last = tag
-            size = UVarInt._parsereport(stream, context, path)
-            raw = stream_read(stream, size, path)
-            f = self.tagged.get(tag)
-            if f is None:
-                unknown[tag] = raw.hex()
-                continue
-            sub = io.BytesIO(raw)
-            obj[f.name] = f._parsereport(sub, context, f"{path} -> {f.name}")
-            if sub.tell() != size:
-                raise ExplicitError(f"tagged field {f.name} (tag {tag}) leaves {size - sub.tell()} of {size} bytes",
-                                    path=path)
-        if unknown:
-            obj[UNKNOWN_TAGS] = unknown
-        return obj
-
-    def _build(self, obj, stream, context, path):
-        if not isinstance(obj, dict):
-            raise ExplicitError(f"a struct needs a dict, got {type(obj).__name__}", path=path)
-        extra = sorted(set(obj) - self.names)
-        if extra:
-            raise ExplicitError(f"no such field(s) in this record version: {', '.join(extra)}", path=path)
-        for f in self.fields:
-            if f.name not in obj:
-                raise ExplicitError(f"missing field {f.name}", path=path)
-            f._build(obj[f.name], stream, context, f"{path} -> {f.name}")
-        entries: dict[int, bytes] = {}
-        for tag, f in self.tagged.items():
-            if f.name in obj:
-                entries[tag] = f.build(obj[f.name])
-        for tag, raw in (obj.get(UNKNOWN_TAGS) or {}).items():
-            tag = int(tag)
-            if tag in self.tagged or tag in entries:
-                raise ExplicitError(f"unknown tagged field {tag} is a known tag of this record", path=path)
-            entries[tag] = bytes.fromhex(raw) if isinstance(raw, str) else bytes(raw)
-        UVarInt._build(len(entries), stream, context, path)
-        for tag in sorted(entries):
-            UVarInt._build(tag, stream, context, path)
-            UVarInt._build(len(entries[tag]), stream, context, path)
-            stream_write(stream, entries[tag], len(entries[tag]), path)
-        return obj
-
-    def _sizeof(self, context, path):
-        raise SizeofError("flexible structs have no fixed size", path=path)
 
 
 # field types, named after the schema's type strings
@@ -200,31 +73,6 @@ QuotaEntity = Flexible(
 
 
 # --------------------------------------------------------------------------- the record types
-@dataclass(frozen=True)
-class RecordType:
-    """One metadata record type: its apiKey, name, highest known version and fields (some from a version on)."""
-
-    api_key: int
-    name: str
-    max_version: int
-    fields: tuple = ()
-    tagged: dict = field(default_factory=dict)
-
-    def layout(self, version: int) -> Flexible:
-        """The Construct declaration of this record at ``version``."""
-        return _LAYOUTS[(self.name, version)]
-
-    def _make(self, version: int) -> Flexible:
-        def present(f) -> bool:
-            return not isinstance(f, Since) or version >= f.version
-
-        def unwrap(f) -> Renamed:
-            return f.field if isinstance(f, Since) else f
-
-        return Flexible(*[unwrap(f) for f in self.fields if present(f)],
-                        tagged={tag: unwrap(f) for tag, f in self.tagged.items() if present(f)})
-
-
 def _rt(api_key, name, max_version, *fields, tagged=None) -> RecordType:
     return RecordType(api_key, name, max_version, tuple(fields), dict(tagged or {}))
 
@@ -365,26 +213,13 @@ RECORD_TYPES_BY_KEY: dict[int, list[RecordType]] = {}
 for _t in RECORD_TYPES:
     RECORD_TYPES_BY_KEY.setdefault(_t.api_key, []).append(_t)
 _LAYOUTS: dict[tuple[str, int], Flexible] = {
-    (t.name, v): t._make(v) for t in RECORD_TYPES for v in range(t.max_version + 1)
+    (t.name, v): t.layout(v) for t in RECORD_TYPES for v in range(t.max_version + 1)
 }
 #: name -> apiKey, for callers that only need the numbers
 RECORD_KEYS = {t.name: t.api_key for t in RECORD_TYPES}
 
 
 # --------------------------------------------------------------------------- decode / encode
-def _plain(obj: Any) -> Any:
-    # Construct hands back ListContainers; callers get plain lists and dicts
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, ListContainer)):
-        return [_plain(v) for v in obj]
-    return obj
-
-
-def _flat(e: Exception) -> str:
-    return str(e).replace("\n", " ").strip() or type(e).__name__
-
-
 def _parse_body(t: RecordType, version: int, value: bytes, start: int) -> dict[str, Any]:
     s = io.BytesIO(value)
     s.seek(start)
@@ -449,16 +284,6 @@ def decode_metadata_record(value: bytes) -> dict[str, Any]:
                           api_key=api_key, version=version)
     t, data = decoded[0]
     return {"type": t.name, "apiKey": api_key, "version": version, "data": data}
-
-
-def _camel(obj: Any) -> Any:
-    # the schema files spell fields in PascalCase; Kafka's JSON form (and this module) in camelCase
-    if isinstance(obj, dict):
-        return {(k[0].lower() + k[1:] if k and k[0].isupper() else k): (v if k == UNKNOWN_TAGS else _camel(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_camel(v) for v in obj]
-    return obj
 
 
 def encode_metadata_record(type_name: str, version: int, data: dict[str, Any]) -> bytes:

@@ -1,19 +1,58 @@
-"""Kafka's flexible-version message encoding as Construct building blocks.
+"""Kafka's protocol-message encodings as Construct building blocks.
 
-Used by KRaft control records and metadata records.  In flexible versions:
-strings, bytes and arrays are *compact* (``uvarint(n + 1)``, 0 meaning null),
-and every struct ends with a tagged-field section (``uvarint count``, then per
-field ``uvarint tag, uvarint size, bytes``).  Unknown tags are kept as raw
-bytes so that ``build(parse(x)) == x``.
+Flexible versions (KRaft control and metadata records, and the flexible
+versions of every other message): strings, bytes and arrays are *compact*
+(``uvarint(n + 1)``, 0 meaning null), and every struct ends with a
+tagged-field section (``uvarint count``, then per field ``uvarint tag,
+uvarint size, bytes``).  Unknown tags are kept as raw bytes so that
+``build(parse(x)) == x``.
+
+Non-flexible ("classic") versions: strings have an INT16 length, bytes an
+INT32 length and arrays an INT32 count, -1 meaning null; structs have no
+tagged-field section (:class:`ClassicString`, :class:`ClassicBytes`,
+:class:`ClassicArray`).
+
+Array counts are checked against the bytes left before any element is read:
+every element takes at least one byte, so a larger count is damage, and is
+refused without looping or allocating.
 """
 
 from __future__ import annotations
 
 import base64
 
-from construct import Adapter, Bytes, Construct, ExplicitError, ListContainer, Struct, stream_read, stream_write
+from construct import (
+    Adapter,
+    Bytes,
+    Construct,
+    ExplicitError,
+    Int16sb,
+    Int32sb,
+    ListContainer,
+    Struct,
+    stream_read,
+    stream_write,
+)
 
 from .varint import UVarInt
+
+
+def remaining(stream) -> int | None:
+    """Bytes left in a seekable stream (None when it cannot tell)."""
+    try:
+        here = stream.tell()
+        end = stream.seek(0, 2)
+        stream.seek(here)
+    except (AttributeError, OSError, ValueError):
+        return None
+    return end - here
+
+
+def _check_count(count: int, stream, path) -> None:
+    left = remaining(stream)
+    if left is not None and count > left:
+        # every element is at least one byte: refuse before looping
+        raise ExplicitError(f"array of {count} elements in {left} remaining bytes", path=path)
 
 
 class CompactBytes(Construct):
@@ -57,6 +96,7 @@ class CompactArray(Construct):
         n = UVarInt._parsereport(stream, context, path)
         if n == 0:
             return None
+        _check_count(n - 1, stream, path)
         return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(n - 1))
 
     def _build(self, obj, stream, context, path):
@@ -64,6 +104,76 @@ class CompactArray(Construct):
             UVarInt._build(0, stream, context, path)
             return obj
         UVarInt._build(len(obj) + 1, stream, context, path)
+        for item in obj:
+            self.subcon._build(item, stream, context, path)
+        return obj
+
+
+class ClassicBytes(Construct):
+    """Non-flexible bytes: ``int32 length`` then the bytes; ``None`` for null (-1)."""
+
+    def _parse(self, stream, context, path):
+        n = Int32sb._parsereport(stream, context, path)
+        if n < 0:
+            if n != -1:
+                raise ExplicitError(f"negative bytes length {n}", path=path)
+            return None
+        return stream_read(stream, n, path)
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            Int32sb._build(-1, stream, context, path)
+            return obj
+        data = bytes(obj)
+        Int32sb._build(len(data), stream, context, path)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class ClassicString(Construct):
+    """Non-flexible UTF-8 string: ``int16 length`` then the bytes; ``None`` for null (-1)."""
+
+    def _parse(self, stream, context, path):
+        n = Int16sb._parsereport(stream, context, path)
+        if n < 0:
+            if n != -1:
+                raise ExplicitError(f"negative string length {n}", path=path)
+            return None
+        return stream_read(stream, n, path).decode("utf-8", errors="replace")
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            Int16sb._build(-1, stream, context, path)
+            return obj
+        data = obj.encode("utf-8")
+        if len(data) > 0x7FFF:
+            raise ExplicitError(f"string of {len(data)} bytes does not fit an int16 length", path=path)
+        Int16sb._build(len(data), stream, context, path)
+        stream_write(stream, data, len(data), path)
+        return obj
+
+
+class ClassicArray(Construct):
+    """Non-flexible array: ``int32 count`` then the elements; ``None`` for null (-1)."""
+
+    def __init__(self, subcon: Construct):
+        super().__init__()
+        self.subcon = subcon
+
+    def _parse(self, stream, context, path):
+        n = Int32sb._parsereport(stream, context, path)
+        if n < 0:
+            if n != -1:
+                raise ExplicitError(f"negative array count {n}", path=path)
+            return None
+        _check_count(n, stream, path)
+        return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(n))
+
+    def _build(self, obj, stream, context, path):
+        if obj is None:
+            Int32sb._build(-1, stream, context, path)
+            return obj
+        Int32sb._build(len(obj), stream, context, path)
         for item in obj:
             self.subcon._build(item, stream, context, path)
         return obj

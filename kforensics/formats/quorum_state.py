@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from typing import Any
 
-from ..findings import Finding, Severity
+from ..findings import Finding, finding
+from . import json_limits
 
 
 @dataclass
@@ -14,34 +15,33 @@ class QuorumState:
     leader_id: int | None = None
     leader_epoch: int | None = None
     voted_id: int | None = None
-    raw: dict = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {"kind": "quorum_state", "data_version": self.data_version, "leader_id": self.leader_id,
-                "leader_epoch": self.leader_epoch, "voted_id": self.voted_id, "raw": self.raw}
+
+def _int(obj: dict, key: str) -> int | None:
+    v = obj.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def decode(data: bytes) -> QuorumState:
     qs = QuorumState()
     try:
-        qs.raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        qs.findings.append(Finding("QUORUM_STATE_MALFORMED", Severity.MEDIUM, f"not JSON: {e}"))
+        obj = json_limits.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        qs.findings.append(finding("QUORUM_STATE_MALFORMED", f"not readable JSON: {e}"))
         return qs
-    if not isinstance(qs.raw, dict):
-        qs.findings.append(Finding("QUORUM_STATE_MALFORMED", Severity.MEDIUM, "not a JSON object"))
-        qs.raw = {}
+    if not isinstance(obj, dict):
+        qs.findings.append(finding("QUORUM_STATE_MALFORMED", "not a JSON object"))
         return qs
-    qs.data_version = qs.raw.get("data_version")
+    qs.raw = obj
+    qs.data_version = _int(obj, "data_version")
     if qs.data_version not in (0, 1):
-        qs.findings.append(Finding("QUORUM_STATE_BAD_VERSION", Severity.MEDIUM, f"data_version {qs.data_version!r}"))
-    qs.leader_id = qs.raw.get("leaderId")
-    qs.leader_epoch = qs.raw.get("leaderEpoch")
-    qs.voted_id = qs.raw.get("votedId")
+        qs.findings.append(finding("QUORUM_STATE_BAD_VERSION", f"data_version {obj.get('data_version')!r:.40}"))
+    qs.leader_id, qs.leader_epoch, qs.voted_id = _int(obj, "leaderId"), _int(obj, "leaderEpoch"), _int(obj, "votedId")
     return qs
 
 
 def encode(leader_id: int, leader_epoch: int, voted_id: int = -1, data_version: int = 1) -> bytes:
-    return json.dumps({"leaderId": leader_id, "leaderEpoch": leader_epoch, "votedId": voted_id,
-                       "data_version": data_version}, separators=(",", ":")).encode()
+    return (f'{{"leaderId":{leader_id},"leaderEpoch":{leader_epoch},"votedId":{voted_id},'
+            f'"data_version":{data_version}}}').encode()

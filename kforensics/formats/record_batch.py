@@ -65,6 +65,10 @@ LOG_OVERHEAD = HEADER.offset("partition_leader_epoch")  # 12
 #: The CRC covers everything from the attributes field on.
 CRC_START = HEADER.offset("attributes")  # 21
 MAGIC_OFFSET = HEADER.offset("magic")  # 16
+#: The prefix every magic shares, up to and including the magic byte: what a reader needs to frame an entry.
+ENTRY_PREFIX = MAGIC_OFFSET + HEADER["magic"].size  # 17
+#: The smallest size field of a v2 batch: a header and no records.
+MIN_BATCH_SIZE = HEADER_SIZE - LOG_OVERHEAD  # 49
 
 # attribute bits (low byte)
 COMPRESSION_MASK = 0x07
@@ -146,6 +150,10 @@ RecordBody = Struct(
 
 #: One record: its body prefixed by the body's length.
 Record = Prefixed(VarInt, RecordBody)
+
+#: The smallest record on the wire (null key and value, no headers): bounds how many records a payload holds.
+MIN_RECORD_SIZE = len(Record.build(dict(attributes=0, timestamp_delta=0, offset_delta=0, key=None, value=None,
+                                        headers=[])))
 
 
 @dataclass

@@ -1,69 +1,104 @@
-"""``.txnindex`` (TransactionIndex): 34-byte ``AbortedTxn`` entries, append-only.
+"""``.txnindex`` (TransactionIndex): 34-byte ``AbortedTxn`` entries, append-only, never preallocated.
 
-Kafka writes ``version`` as an int16 but reads it back as one byte; both
-readings agree for version 0, the only one that exists.
+Only aborted transactions are recorded, each in the segment holding its ABORT
+marker, in strictly increasing ``last_offset`` order.  ``first_offset`` may lie
+in an earlier segment.  Kafka ignores a partial trailing entry.
+
+Quirk: ``version`` is written as an int16 but Kafka reads back only its first
+byte (signed) and rejects a value above 0.  Both readings agree on 0, the
+only version that exists; :attr:`TxnIndex.kafka_versions` is what Kafka sees.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+import numpy as np
 from construct import Int16sb, Int64sb, Struct
 
-from ..findings import Finding, Severity
-from .index_common import decode_entries
+from ..findings import Finding, finding
+from .index_common import decode_entries, first_of
 
-AbortedTxn = Struct(
+#: the one declaration of an entry; decode derives its numpy dtype from it
+ENTRY = Struct(
     "version" / Int16sb,
     "producer_id" / Int64sb,
     "first_offset" / Int64sb,
     "last_offset" / Int64sb,
     "last_stable_offset" / Int64sb,
 )
-ENTRY_SIZE = AbortedTxn.sizeof()
+ENTRY_SIZE = ENTRY.sizeof()
+CURRENT_VERSION = 0
+_WHAT = "aborted-transaction"
+
+
+class AbortedTxn(NamedTuple):
+    """One aborted transaction: its producer, its offset range and the LSO when the abort completed."""
+
+    version: int  # as Kafka reads it (the first byte)
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
 
 
 @dataclass
 class TxnIndex:
-    entries: list[dict]
+    """A decoded ``.txnindex``: its entries (a structured array) and what was odd about the file."""
+
+    base_offset: int | None
+    array: np.ndarray = field(default_factory=lambda: np.empty(0, np.dtype([("version", ">i2")])))
+    trailing_bytes: int = 0
     findings: list[Finding] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return {"kind": "txn_index", "entries": self.entries}
+    def __len__(self) -> int:
+        return len(self.array)
+
+    @property
+    def kafka_versions(self) -> np.ndarray:
+        """The version of each entry as Kafka reads it: the int16's first (high) byte, signed."""
+        v = self.array["version"].astype(np.int64)
+        return ((v >> 8) & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
+
+    def entries(self) -> Iterator[AbortedTxn]:
+        a = self.array
+        for row in zip(self.kafka_versions.tolist(), *(a[n].tolist() for n in a.dtype.names[1:])):
+            yield AbortedTxn(*row)
 
 
 def decode(data: bytes, base_offset: int | None = None) -> TxnIndex:
-    arr, trailing = decode_entries(data, AbortedTxn)
-    entries = [dict(zip(arr.dtype.names, map(int, row))) for row in arr.tolist()]
-    idx = TxnIndex(entries)
-    if trailing:  # Kafka ignores a partial trailing entry
-        idx.findings.append(Finding("INDEX_PARTIAL_ENTRY", Severity.LOW, f"{trailing} bytes of a partial entry at the end",
-                                    position=len(arr) * ENTRY_SIZE, facts={"trailing_bytes": trailing}))
-    prev = None
-    for i, e in enumerate(entries):
-        if e["version"] != 0:
-            idx.findings.append(Finding("TXN_INDEX_BAD_VERSION", Severity.MEDIUM, f"entry {i}: version {e['version']}",
-                                        position=i * ENTRY_SIZE, facts={"version": e["version"]}))
-        if base_offset is not None and e["last_offset"] < base_offset:
-            idx.findings.append(Finding("TXN_INDEX_BEFORE_SEGMENT", Severity.MEDIUM,
-                                        f"entry {i}: last offset {e['last_offset']} below base offset {base_offset}",
-                                        position=i * ENTRY_SIZE, facts=dict(e)))
-        if prev is not None and e["last_offset"] <= prev:
-            idx.findings.append(Finding("INDEX_NOT_INCREASING", Severity.MEDIUM,
-                                        f"entry {i}: last offset {e['last_offset']} after {prev}",
-                                        position=i * ENTRY_SIZE, facts=dict(e)))
-        prev = e["last_offset"]
+    """Decode a ``.txnindex``; with ``base_offset`` (the segment's) Kafka's sanity check runs too."""
+    arr, trailing = decode_entries(data, ENTRY)
+    idx = TxnIndex(base_offset, arr, trailing)
+    if trailing:
+        idx.findings.append(finding("INDEX_PARTIAL_ENTRY", f"{trailing} bytes of a partial entry at the end (Kafka "
+                                                           "ignores them)", position=len(arr) * ENTRY_SIZE,
+                                    trailing_bytes=trailing))
+    version = arr["version"].astype(np.int64)
+    read_as = idx.kafka_versions
+    first, last = arr["first_offset"].astype(np.int64), arr["last_offset"].astype(np.int64)
+    prev = np.concatenate(([np.iinfo(np.int64).min], last[:-1])) if len(arr) else last
+    idx.findings += first_of(read_as > CURRENT_VERSION, "TXN_INDEX_BAD_VERSION",
+                             "with a version Kafka refuses (it stops reading the index)", ENTRY_SIZE, _WHAT,
+                             version=version, kafka_version=read_as)
+    idx.findings += first_of((read_as <= CURRENT_VERSION) & (version != CURRENT_VERSION), "TXN_INDEX_VERSION_QUIRK",
+                             "whose int16 version is not 0 but whose first byte, all Kafka reads, passes",
+                             ENTRY_SIZE, _WHAT, version=version)
+    idx.findings += first_of(first > last, "TXN_INDEX_BAD_RANGE", "whose first offset is after its last offset",
+                             ENTRY_SIZE, _WHAT, first_offset=first, last_offset=last)
+    idx.findings += first_of(last <= prev, "TXN_INDEX_NOT_INCREASING",
+                             "whose last offset does not exceed the previous entry's", ENTRY_SIZE, _WHAT,
+                             last_offset=last)
+    if base_offset is not None:
+        # TransactionIndex.sanityCheck: a failure makes Kafka recover the segment
+        idx.findings += first_of(last < base_offset, "TXN_INDEX_BEFORE_SEGMENT",
+                                 f"whose last offset is below the segment's base offset {base_offset}", ENTRY_SIZE,
+                                 _WHAT, last_offset=last)
     return idx
 
 
-def encode(entries: list[dict]) -> bytes:
-    return b"".join(AbortedTxn.build({"version": 0, **e}) for e in entries)
-
-
-def text_lines(idx: TxnIndex) -> Iterator[str]:
-    for e in idx.entries:
-        yield (
-            f"version: {e['version']} producerId: {e['producer_id']} firstOffset: {e['first_offset']} "
-            f"lastOffset: {e['last_offset']} lastStableOffset: {e['last_stable_offset']}"
-        )
+def encode(entries: Iterable[Mapping]) -> bytes:
+    """Entries (mappings of the entry's fields, ``version`` optional) as a ``.txnindex``."""
+    return b"".join(ENTRY.build({"version": CURRENT_VERSION, **e}) for e in entries)

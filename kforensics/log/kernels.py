@@ -27,11 +27,12 @@ import zlib
 
 import crc32c
 import numpy as np
-from construct import FormatField, Prefixed, Renamed, Struct
+from construct import Bytes, FormatField, IfThenElse, Prefixed, Renamed, Struct
 
 from ..formats import legacy, record_batch
 from ..formats.record_batch import CountPrefixedArray, NullableVarBytes, VarBytes
 from ..formats.varint import _LimitedVarInt
+from .batch_table import COL, NCOLS
 
 # ---------------------------------------------------------------- native CRCs
 
@@ -90,46 +91,20 @@ def _external(name: str, fn, crc_type: str):
     return types.ExternalFunction(name, crc(crc, types.intp, types.intp))
 
 
-_CRC32C_EXT = _external("kforensics_crc32c", CRC32C_FN, "uint32")
-_CRC32_EXT = _external("kforensics_crc32", CRC32_FN, "uint64")  # zlib: uLong crc32(uLong, buf, uInt)
 
-# ---------------------------------------------------------------- batch columns
-
-#: Columns of the shallow batch table, in kernel order.  Every magic fills the
-#: same columns; legacy entries use -1 where v2 has a field they lack.
-BATCH_COLUMNS = (
-    "position",  # byte position of the entry in the file
-    "size_in_bytes",  # 12 + size field
-    "magic",
-    "base_offset",  # -1 when unknown without decompression (legacy wrapper)
-    "last_offset",
-    "partition_leader_epoch",
-    "crc",  # stored
-    "crc_computed",  # -1 when not computed here
-    "attributes",
-    "base_timestamp",
-    "max_timestamp",
-    "producer_id",
-    "producer_epoch",
-    "base_sequence",
-    "records_count",  # -1 when unknown without decompression
-    "value_position",  # legacy: byte position of the value (the wrapper payload), else -1
-    "value_length",  # legacy: value length (-1 = null)
-    "key_length",  # legacy: key length (-1 = null)
-    "flags",
-)
-COL = {name: i for i, name in enumerate(BATCH_COLUMNS)}
-NCOLS = len(BATCH_COLUMNS)
-
-FLAG_RECOVERED = 1  # found by resynchronising past corruption
-FLAG_HUGE = 2  # too large to hold in memory; CRC streamed, records not decodable here
+# ---------------------------------------------------------------- statuses
 
 # walk statuses
 ST_NEED_MORE = 0  # the next entry is not wholly in the buffer (or the buffer is full of rows)
-ST_SIZE_TOO_SMALL = 1  # size field below the v0 minimum (14): Kafka throws here
+ST_SIZE_TOO_SMALL = 1  # size field below the v0 minimum: Kafka throws here
 ST_BAD_MAGIC = 2
 ST_TOO_SMALL_FOR_MAGIC = 3  # size below the minimum for this magic
 ST_FULL = 4  # output table full
+
+# resync statuses
+RESYNC_FOUND = 0  # a whole entry whose CRC matches
+RESYNC_NEED_MORE = 1  # a plausible entry that the buffer does not hold whole
+RESYNC_UNCHECKED = 2  # a plausible whole entry whose CRC the kernel could not compute
 
 # record decode statuses
 RS_OK = 0
@@ -140,6 +115,7 @@ RS_LENGTH_MISMATCH = 4  # bytes consumed differ from the record's length prefix
 RS_TRAILING_BYTES = 5  # bytes left after recordsCount records
 RS_TOO_FEW = 6  # section ended before recordsCount records
 RS_NEGATIVE_COUNT = 7
+RS_FULL = 8  # the output table is full: call again from where it stopped
 
 RECORD_STATUS_TEXT = {
     RS_TRUNCATED: "record field runs past the end of the batch",
@@ -158,12 +134,70 @@ def _reader_expr(buf: str, at: str, size: int, signed: bool) -> str:
     return f"_rd{size}{'s' if signed else 'u'}({buf}, {at})"
 
 
-def _gen_fixed_reads(layout, base: str, target: dict[str, str]) -> list[str]:
-    """Assignment lines reading the fields of a fixed layout at ``base``."""
-    lines = []
-    for f in layout.fields:
-        lines.append(f"{f.name} = {_reader_expr('buf', f'{base} + {f.offset}', f.size, f.signed)}")
-    return lines
+def _gen_fixed_reads(layout, base: str) -> list[str]:
+    """Assignment lines reading every field of a fixed layout at ``base``."""
+    return [f"{f.name} = {_reader_expr('buf', f'{base} + {f.offset}', f.size, f.signed)}" for f in layout.fields]
+
+
+def _low_byte(layout, name: str) -> int:
+    """Offset of the least significant byte of a big-endian field."""
+    f = layout[name]
+    return f.offset + f.size - 1
+
+
+def legacy_body(magic: int) -> list[tuple[str, str, object]]:
+    """The fields of a legacy entry after its prefix, for one magic, read off the ``LegacyMessage`` declaration.
+
+    Returns ``("int", name, FormatField)`` for a fixed field and
+    ``("bytes", name, length_field)`` for bytes whose length a previous field
+    gives (absent when that length is negative).  Conditions on the magic
+    (v1's timestamp) are evaluated here; conditions on a length are runtime.
+    """
+    ctx: dict[str, int] = {"magic": magic}
+    out: list[tuple[str, str, object]] = []
+    for sub in legacy.LegacyMessage.subcons[len(legacy.LegacyPrefix.subcons):]:
+        c = sub.subcon
+        if isinstance(c, IfThenElse):
+            try:
+                present = bool(c.condfunc(ctx))
+            except KeyError:  # a condition on a field read at run time (a length >= 0)
+                present = True
+            if not present:
+                continue
+            c = c.thensubcon
+        if isinstance(c, FormatField):
+            out.append(("int", sub.name, c))
+            ctx[sub.name] = len(ctx)
+        elif isinstance(c, Bytes):
+            # which earlier field gives the length: evaluate the length expression on numbered fields
+            probe = {name: i for i, name in enumerate(ctx)}
+            index = c.length(probe)
+            out.append(("bytes", sub.name, next(n for n, i in probe.items() if i == index)))
+        else:
+            raise TypeError(f"no kernel mapping for legacy field {sub.name}: {c!r}")
+    return out
+
+
+#: legacy declaration fields stored in batch-table columns of another name
+_LEGACY_COLUMN = {"timestamp": "max_timestamp", "key_length": "key_length", "value_length": "value_length"}
+
+
+def _gen_legacy_body(magic: int, indent: str) -> list[str]:
+    """Lines reading a legacy entry's body (after the prefix) into locals, bounded by ``end``."""
+    L = [f"{indent}q = pos + {legacy.PREFIX.size}"]
+    for kind, name, spec in legacy_body(magic):
+        if kind == "int":
+            size = spec.length
+            L.append(f"{indent}if q + {size} <= end:")
+            L.append(f"{indent}    {name} = {_reader_expr('buf', 'q', size, spec.fmtstr[1].islower())}")
+            L.append(f"{indent}else:")
+            L.append(f"{indent}    {name} = np.int64(-2)  # runs past the message")
+            L.append(f"{indent}q += {size}")
+        else:
+            L.append(f"{indent}{name}_position = q")
+            L.append(f"{indent}if {spec} > 0:")
+            L.append(f"{indent}    q += {spec}")
+    return L
 
 
 def _gen_walk() -> str:
@@ -172,104 +206,84 @@ def _gen_walk() -> str:
     lp = legacy.PREFIX
     size_off = h.offset("batch_length")
     magic_off = h.offset("magic")
+    # the framing every magic shares: the walk reads size and magic before knowing which format it holds
     assert size_off == lp.offset("message_size") and magic_off == lp.offset("magic")
-    v2_min = h.size - record_batch.LOG_OVERHEAD
-    L = []
+    assert record_batch.LOG_OVERHEAD == legacy.LOG_OVERHEAD
+    mins = legacy.MIN_MESSAGE_SIZE
+    L: list[str] = []
     a = L.append
     a("def walk(buf, n, pos, out, k, cap):")
     a("    base = buf.ctypes.data")
     a("    while True:")
     a("        if k >= cap:")
     a(f"            return k, pos, {ST_FULL}")
-    a(f"        if n - pos < {magic_off + 1}:")
+    a(f"        if n - pos < {record_batch.ENTRY_PREFIX}:")
     a(f"            return k, pos, {ST_NEED_MORE}")
     a(f"        size = {_reader_expr('buf', f'pos + {size_off}', 4, True)}")
     a(f"        magic = {_reader_expr('buf', f'pos + {magic_off}', 1, True)}")
-    a(f"        if size < {legacy.MIN_MESSAGE_SIZE[0]}:")
+    a(f"        if size < {mins[0]}:")
     a(f"            return k, pos, {ST_SIZE_TOO_SMALL}")
     a(f"        end = pos + {record_batch.LOG_OVERHEAD} + size")
     a("        if magic == 2:")
-    a(f"            if size < {v2_min}:")
+    a(f"            if size < {record_batch.MIN_BATCH_SIZE}:")
     a(f"                return k, pos, {ST_TOO_SMALL_FOR_MAGIC}")
     a("            if end > n:")
     a(f"                return k, pos, {ST_NEED_MORE}")
-    for line in _gen_fixed_reads(h, "pos", {}):
+    for line in _gen_fixed_reads(h, "pos"):
         a("            " + line)
     a("            row = out[k]")
     a(f"            row[{COL['position']}] = pos")
     a(f"            row[{COL['size_in_bytes']}] = end - pos")
-    a(f"            row[{COL['magic']}] = magic")
-    a(f"            row[{COL['base_offset']}] = base_offset")
     a(f"            row[{COL['last_offset']}] = base_offset + last_offset_delta")
-    for name in (
-        "partition_leader_epoch",
-        "crc",
-        "attributes",
-        "base_timestamp",
-        "max_timestamp",
-        "producer_id",
-        "producer_epoch",
-        "base_sequence",
-        "records_count",
-    ):
-        a(f"            row[{COL[name]}] = {name}")
+    for f in h.fields:
+        if f.name in COL:
+            a(f"            row[{COL[f.name]}] = {f.name}")
     if HAVE_CRC32C:
         start = record_batch.CRC_START
-        a(
-            f"            row[{COL['crc_computed']}] = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, "
-            f"end - pos - {start}) ^ np.uint32(0xFFFFFFFF))"
-        )
+        a(f"            row[{COL['crc_computed']}] = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, "
+          f"end - pos - {start}) ^ np.uint32(0xFFFFFFFF))")
     else:
         a(f"            row[{COL['crc_computed']}] = -1")
-    a(f"            row[{COL['value_position']}] = -1")
-    a(f"            row[{COL['value_length']}] = -1")
-    a(f"            row[{COL['key_length']}] = -1")
-    a(f"            row[{COL['flags']}] = 0")
-    a("        elif magic == 0 or magic == 1:")
-    a(f"            if size < {legacy.MIN_MESSAGE_SIZE[0]} + 8 * magic:")
-    a(f"                return k, pos, {ST_TOO_SMALL_FOR_MAGIC}")
-    a("            if end > n:")
-    a(f"                return k, pos, {ST_NEED_MORE}")
-    for line in _gen_fixed_reads(lp, "pos", {}):
-        a("            " + line)
-    a(f"            q = pos + {lp.size}")
-    a("            ts = np.int64(-1)")
-    a("            if magic == 1:")
-    a(f"                ts = {_reader_expr('buf', 'q', 8, True)}")
-    a("                q += 8")
-    a(f"            klen = {_reader_expr('buf', 'q', 4, True)}")
-    a("            q += 4")
-    a("            if klen > 0:")
-    a("                q += klen")
-    a("            vlen = np.int64(-2)")
-    a("            if q + 4 <= end:")
-    a(f"                vlen = {_reader_expr('buf', 'q', 4, True)}")
-    a("            q += 4")
-    a("            row = out[k]")
-    a(f"            row[{COL['position']}] = pos")
-    a(f"            row[{COL['size_in_bytes']}] = end - pos")
-    a(f"            row[{COL['magic']}] = magic")
-    a("            codec = attributes & 7")
-    a(f"            row[{COL['base_offset']}] = offset if codec == 0 else -1")
-    a(f"            row[{COL['last_offset']}] = offset")
-    a(f"            row[{COL['partition_leader_epoch']}] = -1")
-    a(f"            row[{COL['crc']}] = crc")
-    if HAVE_CRC32:
-        start = legacy.CRC_START
-        a(f"            row[{COL['crc_computed']}] = np.int64(_crc32(np.uint64(0), base + pos + {start}, end - pos - {start}))")
-    else:
-        a(f"            row[{COL['crc_computed']}] = -1")
-    a(f"            row[{COL['attributes']}] = attributes")
-    a(f"            row[{COL['base_timestamp']}] = -1")
-    a(f"            row[{COL['max_timestamp']}] = ts")
-    a(f"            row[{COL['producer_id']}] = -1")
-    a(f"            row[{COL['producer_epoch']}] = -1")
-    a(f"            row[{COL['base_sequence']}] = -1")
-    a(f"            row[{COL['records_count']}] = 1 if codec == 0 else -1")
-    a(f"            row[{COL['value_position']}] = q")
-    a(f"            row[{COL['value_length']}] = vlen")
-    a(f"            row[{COL['key_length']}] = klen")
-    a(f"            row[{COL['flags']}] = 0")
+    for name in ("value_position", "value_length", "key_length", "flags"):
+        a(f"            row[{COL[name]}] = {0 if name == 'flags' else -1}")
+    for magic in sorted(mins):
+        a(f"        elif magic == {magic}:")
+        a(f"            if size < {mins[magic]}:")
+        a(f"                return k, pos, {ST_TOO_SMALL_FOR_MAGIC}")
+        a("            if end > n:")
+        a(f"                return k, pos, {ST_NEED_MORE}")
+        for line in _gen_fixed_reads(lp, "pos"):
+            a("            " + line)
+        L.extend(_gen_legacy_body(magic, "            "))
+        a("            row = out[k]")
+        a(f"            row[{COL['position']}] = pos")
+        a(f"            row[{COL['size_in_bytes']}] = end - pos")
+        a(f"            row[{COL['magic']}] = magic")
+        a(f"            codec = attributes & {record_batch.COMPRESSION_MASK}")
+        # a wrapper's first offset and count are known only after decompressing it
+        a(f"            row[{COL['base_offset']}] = offset if codec == 0 else -1")
+        a(f"            row[{COL['last_offset']}] = offset")
+        a(f"            row[{COL['crc']}] = crc")
+        if HAVE_CRC32:
+            start = legacy.CRC_START
+            a(f"            row[{COL['crc_computed']}] = np.int64(_crc32(np.uint64(0), base + pos + {start}, "
+              f"end - pos - {start}))")
+        else:
+            a(f"            row[{COL['crc_computed']}] = -1")
+        a(f"            row[{COL['attributes']}] = attributes")
+        body_names = {name for _, name, _ in legacy_body(magic)}
+        a(f"            row[{COL['max_timestamp']}] = {'timestamp' if 'timestamp' in body_names else -1}")
+        for name in ("partition_leader_epoch", "base_timestamp", "producer_id", "producer_epoch", "base_sequence"):
+            a(f"            row[{COL[name]}] = -1")
+        a(f"            row[{COL['records_count']}] = 1 if codec == 0 else -1")
+        a(f"            row[{COL['key_length']}] = key_length")
+        # the value's bytes must lie inside the message, or the entry is malformed
+        a(f"            row[{COL['value_position']}] = value_position")
+        a("            if value_length >= 0 and value_position + value_length > end:")
+        a(f"                row[{COL['value_length']}] = -2")
+        a("            else:")
+        a(f"                row[{COL['value_length']}] = value_length")
+        a(f"            row[{COL['flags']}] = 0")
     a("        else:")
     a(f"            return k, pos, {ST_BAD_MAGIC}")
     a("        k += 1")
@@ -278,26 +292,27 @@ def _gen_walk() -> str:
 
 
 def _gen_resync() -> str:
-    """Source of ``resync``: the next position where a whole, CRC-valid entry starts."""
+    """Source of ``resync``: the next position where a whole entry starts whose CRC matches."""
     h = record_batch.HEADER
+    lp = legacy.PREFIX
     size_off = h.offset("batch_length")
     magic_off = h.offset("magic")
-    crc_off = h.offset("crc")
-    lcrc_off = legacy.PREFIX.offset("crc")
-    L = []
+    mask = record_batch.COMPRESSION_MASK
+    L: list[str] = []
     a = L.append
     a("def resync(buf, n, pos, limit):")
-    a("    # The next position where a plausible entry with a matching CRC starts.")
-    a("    # Returns (candidate, need_more); candidate -1 when none starts before n - 17.")
-    a("    # limit = bytes of the file available from buf[0]: entries past it are implausible.")
+    a("    # The next position >= pos where a plausible entry with a matching CRC starts, and a status;")
+    a("    # position -1 when none starts before n - ENTRY_PREFIX + 1.  limit = bytes of the file")
+    a("    # available from buf[0]: an entry reaching past it is implausible.")
     a("    base = buf.ctypes.data")
-    a(f"    while pos + {magic_off + 1} <= n:")
+    a(f"    while pos + {record_batch.ENTRY_PREFIX} <= n:")
     a(f"        magic = buf[pos + {magic_off}]")
-    a("        if magic > 2 or buf[pos] >= 128:  # negative offsets are implausible")
+    a(f"        if magic > {record_batch.MAGIC} or buf[pos + {h.offset('base_offset')}] >= 128:"
+      "  # negative offsets are implausible")
     a("            pos += 1")
     a("            continue")
     a(f"        size = {_reader_expr('buf', f'pos + {size_off}', 4, True)}")
-    a(f"        if size < {legacy.MIN_MESSAGE_SIZE[0]} or (magic == 2 and size < {h.size - record_batch.LOG_OVERHEAD}):")
+    a(f"        if size < {legacy.MIN_MESSAGE_SIZE[0]} or (magic == 2 and size < {record_batch.MIN_BATCH_SIZE}):")
     a("            pos += 1")
     a("            continue")
     a(f"        end = pos + {record_batch.LOG_OVERHEAD} + size")
@@ -305,38 +320,37 @@ def _gen_resync() -> str:
     a("            pos += 1")
     a("            continue")
     a("        if end > n:")
-    a("            return pos, True")
+    a(f"            return pos, {RESYNC_NEED_MORE}")
     a("        if magic == 2:")
-    a(f"            if (buf[pos + {h.offset('attributes') + 1}] & 7) > 4 or buf[pos + {h.offset('records_count')}] >= 128 "
-      f"or buf[pos + {h.offset('last_offset_delta')}] >= 128:")
+    a(f"            if (buf[pos + {_low_byte(h, 'attributes')}] & {mask}) > 4 "
+      f"or buf[pos + {h.offset('records_count')}] >= 128 or buf[pos + {h.offset('last_offset_delta')}] >= 128:")
     a("                pos += 1")
     a("                continue")
-    a(f"        elif (buf[pos + {legacy.PREFIX.offset('attributes')}] & 7) > 3:")
-    a("            pos += 1")
-    a("            continue")
-    a("        if magic == 2:")
     if HAVE_CRC32C:
         start = record_batch.CRC_START
-        a(f"            stored = {_reader_expr('buf', f'pos + {crc_off}', 4, False)}")
-        a(
-            f"            got = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, end - pos - {start}) "
-            "^ np.uint32(0xFFFFFFFF))"
-        )
+        crc_at = h.offset("crc")
+        a(f"            stored = {_reader_expr('buf', f'pos + {crc_at}', 4, False)}")
+        a(f"            got = np.int64(_crc32c(np.uint32(0xFFFFFFFF), base + pos + {start}, end - pos - {start}) "
+          "^ np.uint32(0xFFFFFFFF))")
         a("            if stored == got:")
-        a("                return pos, False")
+        a(f"                return pos, {RESYNC_FOUND}")
     else:
-        a("            return pos, False")
+        a(f"            return pos, {RESYNC_UNCHECKED}")
+    a(f"        elif (buf[pos + {_low_byte(lp, 'attributes')}] & {mask}) > 3:")
+    a("            pos += 1")
+    a("            continue")
     a("        else:")
     if HAVE_CRC32:
         start = legacy.CRC_START
-        a(f"            stored = {_reader_expr('buf', f'pos + {lcrc_off}', 4, False)}")
+        lcrc_at = lp.offset("crc")
+        a(f"            stored = {_reader_expr('buf', f'pos + {lcrc_at}', 4, False)}")
         a(f"            got = np.int64(_crc32(np.uint64(0), base + pos + {start}, end - pos - {start}))")
         a("            if stored == got:")
-        a("                return pos, False")
+        a(f"                return pos, {RESYNC_FOUND}")
     else:
-        a("            return pos, False")
+        a(f"            return pos, {RESYNC_UNCHECKED}")
     a("        pos += 1")
-    a("    return -1, False")
+    a(f"    return -1, {RESYNC_FOUND}")
     return "\n".join(L) + "\n"
 
 
@@ -361,7 +375,7 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
     def varint(var: str, c: _LimitedVarInt):
         lines.append(f"{indent}{var}, p, ok = _varint(buf, p, {lim}, {c.max_bytes}, {c.zigzag})")
         lines.append(f"{indent}if ok != 0:")
-        lines.append(f"{indent}    return i, p, ok")
+        lines.append(f"{indent}    return i, start, ok")
 
     for sub in struct.subcons:
         name = f"{sub.name}_{depth}" if not store else sub.name
@@ -369,7 +383,7 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
         if kind == "int":
             size = c.length
             lines.append(f"{indent}if p + {size} > {lim}:")
-            lines.append(f"{indent}    return i, p, {RS_TRUNCATED}")
+            lines.append(f"{indent}    return i, start, {RS_TRUNCATED}")
             lines.append(f"{indent}{name} = {_reader_expr('buf', 'p', size, c.fmtstr[1].islower())}")
             lines.append(f"{indent}p += {size}")
             if store:
@@ -382,18 +396,19 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
             varint(f"{name}_len", c.lengthfield)
             floor = 0 if kind == "bytes_nonnull" else -1
             lines.append(f"{indent}if {name}_len < {floor}:")
-            lines.append(f"{indent}    return i, p, {RS_NEGATIVE_LENGTH}")
+            lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
             lines.append(f"{indent}{name}_pos = p")
             lines.append(f"{indent}if {name}_len > 0:")
             lines.append(f"{indent}    p += {name}_len")
             lines.append(f"{indent}if p > {lim}:")
-            lines.append(f"{indent}    return i, p, {RS_TRUNCATED}")
+            lines.append(f"{indent}    return i, start, {RS_TRUNCATED}")
             if store:
                 cols += [f"{sub.name}_pos", f"{sub.name}_len"]
         elif kind == "array":
             varint(f"{name}_count", c.countfield)
-            lines.append(f"{indent}if {name}_count < 0:")
-            lines.append(f"{indent}    return i, p, {RS_NEGATIVE_LENGTH}")
+            lines.append(f"{indent}if {name}_count < 0 or {name}_count > {lim} - p:")
+            # each element takes at least one byte: a count beyond the bytes left is damage, not a loop
+            lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
             lines.append(f"{indent}{name}_pos = p")
             lines.append(f"{indent}for _j{depth} in range({name}_count):")
             inner, _ = _gen_struct_body(c.subcon, indent + "    ", lim, False, depth + 1)
@@ -404,33 +419,42 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
 
 
 def _gen_records() -> tuple[str, tuple[str, ...]]:
-    """Source of ``records``: decode ``count`` v2 records into a record table."""
+    """Source of ``records``: decode up to ``count`` v2 records (at most the output's rows) into a record table.
+
+    Returns ``(records decoded, position after them, status)``; with
+    ``RS_FULL`` the caller drains the table and calls again from that position
+    for the remaining count, so a batch of millions of records never needs a
+    table of millions of rows.
+    """
     rec = record_batch.Record
     assert isinstance(rec, Prefixed)
     body_lines, cols = _gen_struct_body(rec.subcon, "        ", "rend", True, 0)
     columns = ("position", "size_in_bytes") + tuple(cols)
-    L = []
+    L: list[str] = []
     a = L.append
     a("def records(buf, p, end, count, out):")
     a("    i = 0")
     a("    if count < 0:")
     a(f"        return 0, p, {RS_NEGATIVE_COUNT}")
+    a("    cap = out.shape[0]")
     a("    while i < count:")
+    a("        if i >= cap:")
+    a(f"            return i, p, {RS_FULL}")
     a("        if p >= end:")
     a(f"            return i, p, {RS_TOO_FEW}")
     a("        start = p")
     lc = rec.lengthfield
     a(f"        length, p, ok = _varint(buf, p, end, {lc.max_bytes}, {lc.zigzag})")
     a("        if ok != 0:")
-    a("            return i, p, ok")
+    a("            return i, start, ok")
     a("        if length < 0:")
-    a(f"            return i, p, {RS_NEGATIVE_LENGTH}")
+    a(f"            return i, start, {RS_NEGATIVE_LENGTH}")
     a("        rend = p + length")
     a("        if rend > end:")
-    a(f"            return i, p, {RS_TRUNCATED}")
+    a(f"            return i, start, {RS_TRUNCATED}")
     L += body_lines
     a("        if p != rend:")
-    a(f"            return i, p, {RS_LENGTH_MISMATCH}")
+    a(f"            return i, start, {RS_LENGTH_MISMATCH}")
     a("        row = out[i]")
     a("        row[0] = start")
     a("        row[1] = rend - start")
@@ -444,7 +468,7 @@ def _gen_records() -> tuple[str, tuple[str, ...]]:
     return "\n".join(L) + "\n", columns
 
 
-_PRELUDE = '''
+_PRELUDE = """
 import numpy as np
 from numba import njit
 
@@ -500,13 +524,13 @@ def _varint(b, p, lim, max_bytes, zigzag):
             return np.int64(v), p, 0
         shift += np.uint64(7)
     return np.int64(0), p, 2
-'''
+"""
 
 
-_RECORDS_MANY = '''
+_RECORDS_MANY = """
 def records_many(buf, starts, ends, counts, out, batch_out, status_out):
     # decode the records of many uncompressed batches held in one buffer;
-    # returns (batches done, rows written); stops early when ``out`` is full
+    # returns (batches done, rows written); stops before a batch that does not fit in ``out``
     k = 0
     for b in range(starts.shape[0]):
         c = counts[b]
@@ -518,10 +542,11 @@ def records_many(buf, starts, ends, counts, out, batch_out, status_out):
         status_out[b] = st
         k += n
     return starts.shape[0], k
-'''
+"""
 
 
-def _source() -> tuple[str, tuple[str, ...]]:
+def source() -> tuple[str, tuple[str, ...]]:
+    """The generated kernel source and the record table's columns."""
     rec_src, rec_cols = _gen_records()
     src = (
         '"""Generated by kforensics.log.kernels from the Construct declarations. Do not edit."""\n'
@@ -538,9 +563,26 @@ def _source() -> tuple[str, tuple[str, ...]]:
     return src, rec_cols
 
 
-def _load():
+class Kernels:
+    """The compiled kernels (see :func:`get`)."""
+
+    def __init__(self, walk, resync, records, records_many, record_columns, src):
+        self.walk = walk
+        self.resync = resync
+        self.decode_records = records
+        self.decode_records_many = records_many
+        self.RECORD_COLUMNS = record_columns
+        self.RCOL = {name: i for i, name in enumerate(record_columns)}
+        self.SOURCE = src
+
+    def new_record_table(self, cap: int) -> np.ndarray:
+        """An empty output table for :meth:`decode_records` (at least one row)."""
+        return np.empty((max(cap, 1), len(self.RECORD_COLUMNS)), dtype=np.int64)
+
+
+def _compile() -> Kernels:
     """Compile the generated kernels, caching them on disk (never next to evidence)."""
-    src, rec_cols = _source()
+    src, rec_cols = source()
     digest = hashlib.sha256((src + repr((HAVE_CRC32C, HAVE_CRC32))).encode()).hexdigest()[:16]
     cache_root = os.environ.get("KFORENSICS_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kforensics"
@@ -569,8 +611,8 @@ def _load():
         ns: dict = {}
         exec(compile(src, "<kforensics kernels>", "exec"), ns)
     # the crc handles must be globals before njit compiles the functions
-    ns["_crc32c"] = _CRC32C_EXT
-    ns["_crc32"] = _CRC32_EXT
+    ns["_crc32c"] = _external("kforensics_crc32c", CRC32C_FN, "uint32")
+    ns["_crc32"] = _external("kforensics_crc32", CRC32_FN, "uint64")  # zlib: uLong crc32(uLong, buf, uInt)
     from numba import njit
 
     cache = path is not None
@@ -579,18 +621,20 @@ def _load():
     records = njit(cache=cache, nogil=True)(ns["records"])
     ns["records"] = records  # records_many calls the compiled version
     records_many = njit(cache=cache, nogil=True)(ns["records_many"])
-    return walk, resync, records, records_many, rec_cols, src
+    return Kernels(walk, resync, records, records_many, rec_cols, src)
 
 
-walk, resync, decode_records, decode_records_many, RECORD_COLUMNS, SOURCE = _load()
-RCOL = {name: i for i, name in enumerate(RECORD_COLUMNS)}
+_KERNELS: Kernels | None = None
 
 
-def new_batch_table(cap: int) -> np.ndarray:
-    """An empty output table for :func:`walk`."""
-    return np.empty((cap, NCOLS), dtype=np.int64)
+def get() -> Kernels:
+    """The compiled kernels, compiled (or loaded from the on-disk cache) on first use."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = _compile()
+    return _KERNELS
 
 
-def new_record_table(cap: int) -> np.ndarray:
-    """An empty output table for :func:`decode_records`."""
-    return np.empty((max(cap, 1), len(RECORD_COLUMNS)), dtype=np.int64)
+def record_columns() -> tuple[str, ...]:
+    """The record table's columns (no compilation needed)."""
+    return _gen_records()[1]

@@ -14,42 +14,57 @@ from __future__ import annotations
 import hashlib
 import os
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import crc32c
 import numpy as np
 
-from ..findings import Finding, Severity
+from ..findings import Finding, FindingLog, finding
 from ..formats import legacy, record_batch
-from . import kernels as K
+from . import kernels
+from .batch_table import COL, FLAG_HUGE, FLAG_RECOVERED, NCOLS, BatchTable, new_batch_rows
 from .sources import file_size, open_binary
 
 DEFAULT_WINDOW = 1 << 20
-_HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
 DEFAULT_ROWS = 1 << 12
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
 DEFAULT_MAX_ENTRY = 64 << 20
-HEADER_PREFIX = record_batch.MAGIC_OFFSET + 1  # 17 bytes: offset, size, epoch/crc, magic
+HEADER_PREFIX = record_batch.ENTRY_PREFIX  # offset, size, epoch/crc, magic
+_SIZE = record_batch.HEADER["batch_length"]  # the size field, shared by every magic
 
 KAFKA_SIZE_ERROR = "CorruptRecordException"
 
+_HASH_POOL: ThreadPoolExecutor | None = None
 
-@dataclass
-class BatchTable:
-    """A chunk of shallow batch headers, one row per log entry (see ``kernels.BATCH_COLUMNS``)."""
 
-    data: np.ndarray  # (rows, NCOLS) int64
+def _hash_pool() -> ThreadPoolExecutor:
+    # started on first use, so commands that hash nothing start no thread
+    global _HASH_POOL
+    if _HASH_POOL is None:
+        _HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
+    return _HASH_POOL
 
-    def __len__(self) -> int:
-        return self.data.shape[0]
 
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.data[:, K.COL[name]]
+@dataclass(frozen=True)
+class HeldBytes:
+    """The bytes the reader holds while a chunk is consumed: ``buf[0:n]`` are file bytes from ``file_pos``."""
 
-    def crc_valid(self) -> np.ndarray:
-        return self["crc"] == self["crc_computed"]
+    buf: np.ndarray
+    file_pos: int
+    n: int
+
+    @property
+    def end(self) -> int:
+        return self.file_pos + self.n
+
+    def view(self, position: int, length: int) -> memoryview | None:
+        """The bytes at file ``position`` if they are all held."""
+        rel = position - self.file_pos
+        if rel < 0 or rel + length > self.n:
+            return None
+        return memoryview(self.buf)[rel : rel + length]
 
 
 @dataclass
@@ -116,7 +131,7 @@ class _Window:
             if self.hasher is not None and at <= self.hashed < at + got:
                 # hashing runs on a helper thread (hashlib releases the GIL) while the walk
                 # proceeds on the same, read-only bytes; it is joined before they are overwritten
-                self._pending = _HASH_POOL.submit(self.hasher.update, mv[self.n + self.hashed - at : self.n + got])
+                self._pending = _hash_pool().submit(self.hasher.update, mv[self.n + self.hashed - at : self.n + got])
                 self.hashed = at + got
             self.n += got
 
@@ -171,11 +186,13 @@ class SegmentReader:
         self.max_entry = max_entry
         self.sha256 = sha256
         self.summary = ReadSummary(self.label)
+        self._log = FindingLog()
         self._win: _Window | None = None
 
     # ------------------------------------------------------------------ findings
-    def _finding(self, code: str, severity: Severity, message: str, position: int | None, **facts) -> None:
-        self.summary.findings.append(Finding(code, severity, message, file=self.label, position=position, facts=facts))
+    def _finding(self, code: str, message: str, position: int | None, **facts) -> None:
+        # capped per code: a segment of a million bad batches yields a hundred findings and a count
+        self._log.add(finding(code, message, file=self.label, position=position, **facts))
 
     def _kafka_stops(self, position: int, reason: str) -> None:
         if self.summary.kafka_stop is None:
@@ -190,6 +207,7 @@ class SegmentReader:
         bytes of its rows (used for deep decoding without a second read).
         """
         self.summary = ReadSummary(self.label)
+        self._log = FindingLog()
         with open_binary(self.path) as fh:
             size = os.fstat(fh.fileno()).st_size if isinstance(self.path, str) else file_size(self.path)
             self.summary.size = size
@@ -197,7 +215,8 @@ class SegmentReader:
                           hashlib.sha256() if self.sha256 else None)
             self._win = win
             win.slide(0)
-            out = K.new_batch_table(self.rows)
+            K = kernels.get()
+            out = new_batch_rows(self.rows)
             pos = 0  # file position of the next entry
             recovered = False
             try:
@@ -208,9 +227,9 @@ class SegmentReader:
                         table = self._finish_table(out[:k].copy(), win.file_pos, recovered)
                         yield table
                     pos = win.file_pos + rel_end
-                    if status == K.ST_FULL:
+                    if status == kernels.ST_FULL:
                         continue
-                    if status == K.ST_NEED_MORE:
+                    if status == kernels.ST_NEED_MORE:
                         if pos >= size:
                             break
                         declared = self._declared_size(win, pos)
@@ -244,6 +263,7 @@ class SegmentReader:
             finally:
                 win.join_hash()
                 self._win = None
+                self.summary.findings = self._log.findings()
         if self.summary.kafka_stop is None:
             self.summary.kafka_valid_bytes = size
 
@@ -251,12 +271,17 @@ class SegmentReader:
         """Raw bytes of an entry of the chunk being consumed (None when not held)."""
         return None if self._win is None else self._win.bytes_at(position, length)
 
+    def held(self) -> HeldBytes | None:
+        """The bytes held while the current chunk is consumed (None between chunks or for a huge entry)."""
+        w = self._win
+        return None if w is None else HeldBytes(w.buf, w.file_pos, w.n)
+
     def _finish_table(self, data: np.ndarray, file_pos: int, recovered: bool) -> BatchTable:
-        data[:, K.COL["position"]] += file_pos
-        vp = data[:, K.COL["value_position"]]
+        data[:, COL["position"]] += file_pos
+        vp = data[:, COL["value_position"]]
         vp[vp >= 0] += file_pos
         if recovered:
-            data[:, K.COL["flags"]] |= K.FLAG_RECOVERED
+            data[:, COL["flags"]] |= FLAG_RECOVERED
         table = BatchTable(data)
         self._check_crcs(table)
         self.summary.batches += len(table)
@@ -280,7 +305,6 @@ class SegmentReader:
             magic = int(table["magic"][i])
             self._finding(
                 "CRC_MISMATCH",
-                Severity.HIGH,
                 f"{'CRC-32C' if magic == 2 else 'CRC-32'} mismatch: stored {int(table['crc'][i])}, "
                 f"computed {int(computed[i])}",
                 int(table["position"][i]),
@@ -294,10 +318,11 @@ class SegmentReader:
     # ------------------------------------------------------------------ damage
     @staticmethod
     def _declared_size(win: _Window, pos: int) -> int | None:
-        raw = win.bytes_at(pos, 12)
+        raw = win.bytes_at(pos, record_batch.LOG_OVERHEAD)
         if raw is None:
             return None
-        return record_batch.LOG_OVERHEAD + int.from_bytes(raw[8:12], "big", signed=True)
+        return record_batch.LOG_OVERHEAD + int.from_bytes(raw[_SIZE.offset : _SIZE.offset + _SIZE.size], "big",
+                                                          signed=True)
 
     def _handle_tail(self, win: _Window, pos: int, declared: int | None) -> int | None:
         """An entry at ``pos`` runs past the end of the file."""
@@ -307,7 +332,6 @@ class SegmentReader:
         if nxt is not None:
             self._finding(
                 "IMPLAUSIBLE_SIZE",
-                Severity.HIGH,
                 f"entry claims {declared} bytes, past the end of the file, but valid entries follow at {nxt}: "
                 "its size field is corrupt; Kafka's reader stops here",
                 pos,
@@ -318,13 +342,10 @@ class SegmentReader:
             return nxt
         tail = size - pos
         if win.bytes_at(pos, tail) is not None and not np.any(win.buf[pos - win.file_pos : win.n]):
-            self._finding(
-                "ZERO_TAIL", Severity.MEDIUM, f"{tail} zero bytes at the end of the file", pos, length=tail, end=size
-            )
+            self._finding("ZERO_TAIL", f"{tail} zero bytes at the end of the file", pos, length=tail, end=size)
         elif declared is None or tail < HEADER_PREFIX:
             self._finding(
                 "TRAILING_BYTES",
-                Severity.MEDIUM,
                 f"{tail} bytes after the last entry, too few for an entry header",
                 pos,
                 length=tail,
@@ -332,7 +353,6 @@ class SegmentReader:
         else:
             self._finding(
                 "TRUNCATED_BATCH",
-                Severity.HIGH,
                 f"torn write: the last entry declares {declared} bytes but only {tail} remain",
                 pos,
                 declared_size=declared,
@@ -343,10 +363,12 @@ class SegmentReader:
     def _handle_error(self, win: _Window, pos: int, status: int) -> int | None:
         """Framing is broken at ``pos``; report the damaged range and find where valid entries resume."""
         raw = win.bytes_at(pos, HEADER_PREFIX)
-        size_field = int.from_bytes(raw[8:12], "big", signed=True) if raw is not None else None
-        magic = raw[16] if raw is not None else None
-        if status == K.ST_SIZE_TOO_SMALL:
-            self._kafka_stops(pos, f"{KAFKA_SIZE_ERROR}: record size {size_field} below minimum (14)")
+        size_field = int.from_bytes(raw[_SIZE.offset : _SIZE.offset + _SIZE.size], "big", signed=True) \
+            if raw is not None else None
+        magic = raw[record_batch.MAGIC_OFFSET] if raw is not None else None
+        if status == kernels.ST_SIZE_TOO_SMALL:
+            self._kafka_stops(pos, f"{KAFKA_SIZE_ERROR}: record size {size_field} below minimum "
+                                   f"({legacy.MIN_MESSAGE_SIZE[0]})")
         else:
             self._kafka_stops(pos, f"unreadable entry (magic {magic}, size {size_field})")
         nxt, nonzero = self._resync(win, pos + 1)
@@ -359,20 +381,20 @@ class SegmentReader:
         where = f"valid entries resume at {nxt}" if nxt is not None else "nothing valid follows"
         if all_zero:
             code = "ZERO_GAP" if nxt is not None else "ZERO_TAIL"
-            self._finding(code, Severity.HIGH if nxt is not None else Severity.MEDIUM,
-                          f"{length} zero bytes ({where})", pos, **facts)
+            self._finding(code, f"{length} zero bytes ({where})", pos, **facts)
         else:
             reason = {
-                K.ST_SIZE_TOO_SMALL: f"size field {size_field} below the minimum entry size",
-                K.ST_BAD_MAGIC: f"unknown magic {magic}",
-                K.ST_TOO_SMALL_FOR_MAGIC: f"size field {size_field} too small for magic {magic}",
+                kernels.ST_SIZE_TOO_SMALL: f"size field {size_field} below the minimum entry size",
+                kernels.ST_BAD_MAGIC: f"unknown magic {magic}",
+                kernels.ST_TOO_SMALL_FOR_MAGIC: f"size field {size_field} too small for magic {magic}",
             }[status]
-            self._finding("CORRUPT_RANGE", Severity.HIGH, f"{length} unreadable bytes: {reason} ({where})", pos, **facts)
+            self._finding("CORRUPT_RANGE", f"{length} unreadable bytes: {reason} ({where})", pos, **facts)
         return nxt
 
     def _resync(self, win: _Window, start: int) -> tuple[int | None, int]:
         """Next file position >= ``start`` where a CRC-valid entry begins, and the count of
         non-zero bytes skipped to get there."""
+        K = kernels.get()
         pos = start
         nonzero = 0
         while True:
@@ -381,7 +403,7 @@ class SegmentReader:
                     return None, nonzero
                 win.slide(pos)
             rel = pos - win.file_pos
-            cand, need_more = K.resync(win.buf, win.n, rel, win.size - win.file_pos)
+            cand, status = K.resync(win.buf, win.n, rel, win.size - win.file_pos)
             if cand < 0:
                 # nothing starts in this window: count what was skipped, move on
                 stop = max(rel, win.n - HEADER_PREFIX + 1)
@@ -393,56 +415,70 @@ class SegmentReader:
                 continue
             nonzero += int(np.count_nonzero(win.buf[rel:cand]))
             cpos = win.file_pos + cand
-            if not need_more:
+            if status == kernels.RESYNC_FOUND:
                 return cpos, nonzero
             declared = self._declared_size(win, cpos)
-            if declared > self.max_entry:
+            if status == kernels.RESYNC_UNCHECKED:
+                if self._crc_ok(win.bytes_at(cpos, declared)):
+                    return cpos, nonzero
+            elif declared > self.max_entry:
                 if self._stream_crc_ok(win.fh, cpos, declared):
                     return cpos, nonzero
-                nonzero += int(win.buf[cand] != 0)
-                pos = cpos + 1
-                continue
-            win.slide(cpos, declared)
-            pos = cpos
-            # re-run on the refilled window; a complete candidate is then checked in full
-            rel = 0
-            cand, need_more = K.resync(win.buf, win.n, 0, win.size - win.file_pos)
-            if cand == 0 and not need_more:
-                return cpos, nonzero
-            nonzero += int(win.buf[0] != 0)
+            else:
+                win.slide(cpos, declared)
+                # re-run on the refilled window; a complete candidate is then checked in full
+                cand, status = K.resync(win.buf, win.n, 0, win.size - win.file_pos)
+                if cand == 0 and (status == kernels.RESYNC_FOUND or (
+                        status == kernels.RESYNC_UNCHECKED and self._crc_ok(win.bytes_at(cpos, declared)))):
+                    return cpos, nonzero
+            nonzero += int(win.bytes_at(cpos, 1)[0] != 0) if win.bytes_at(cpos, 1) is not None else 0
             pos = cpos + 1
+
+    @staticmethod
+    def _crc_ok(raw: memoryview | None) -> bool:
+        """Whether a whole entry's stored CRC matches its bytes (the library's CRC, for kernels without one)."""
+        if raw is None or len(raw) < HEADER_PREFIX:
+            return False
+        magic = raw[record_batch.MAGIC_OFFSET]
+        if magic == record_batch.MAGIC:
+            f = record_batch.HEADER["crc"]
+            return int.from_bytes(raw[f.offset : f.offset + f.size], "big") == record_batch.compute_crc(raw)
+        f = legacy.PREFIX["crc"]
+        return int.from_bytes(raw[f.offset : f.offset + f.size], "big") == legacy.compute_crc(raw)
 
     # ------------------------------------------------------------------ huge entries
     def _stream_crc_ok(self, fh, pos: int, declared: int) -> bool:
-        return self._stream_header(fh, pos, declared) is not None
+        """Whether a too-large entry's CRC matches, read piecewise (resynchronisation needs a match)."""
+        row = self._stream_header(fh, pos, declared)
+        return row is not None and row[0, COL["crc"]] == row[0, COL["crc_computed"]]
 
     def _stream_header(self, fh, pos: int, declared: int) -> np.ndarray | None:
-        """Read a too-large entry piecewise: its header row if its CRC matches, else None."""
+        """Read a too-large v2 entry piecewise: its header row with the CRC computed (None when unreadable)."""
+        h = record_batch.HEADER
         fh.seek(pos)
-        head = fh.read(record_batch.HEADER_SIZE)
-        if len(head) < record_batch.HEADER_SIZE or head[record_batch.MAGIC_OFFSET] != 2:
+        head = fh.read(h.size)
+        if len(head) < h.size or head[record_batch.MAGIC_OFFSET] != record_batch.MAGIC:
             return None  # legacy entries are never this large in practice; treat as unreadable
-        h = record_batch.HEADER.struct.unpack(head)
-        fields = dict(zip(record_batch.HEADER.names, h))
+        fields = dict(zip(h.names, h.struct.unpack(head)))
         crc = crc32c.crc32c(head[record_batch.CRC_START :])
-        left = declared - record_batch.HEADER_SIZE
+        left = declared - h.size
         while left > 0:
             piece = fh.read(min(left, 8 << 20))
             if not piece:
                 return None
             crc = crc32c.crc32c(piece, crc)
             left -= len(piece)
-        row = np.full((1, K.NCOLS), -1, dtype=np.int64)
+        row = np.full((1, NCOLS), -1, dtype=np.int64)
         r = row[0]
-        r[K.COL["position"]] = pos
-        r[K.COL["size_in_bytes"]] = declared
-        r[K.COL["last_offset"]] = fields["base_offset"] + fields["last_offset_delta"]
-        for name in K.BATCH_COLUMNS:
-            if name in fields:
-                r[K.COL[name]] = fields[name]
-        r[K.COL["crc_computed"]] = crc
-        r[K.COL["flags"]] = K.FLAG_HUGE
-        return row if crc == fields["crc"] else row  # mismatch is reported by the CRC check
+        r[COL["position"]] = pos
+        r[COL["size_in_bytes"]] = declared
+        r[COL["last_offset"]] = fields["base_offset"] + fields["last_offset_delta"]
+        for name, value in fields.items():
+            if name in COL:
+                r[COL[name]] = value
+        r[COL["crc_computed"]] = crc
+        r[COL["flags"]] = FLAG_HUGE
+        return row  # a mismatch is reported by the CRC check of the table
 
     def _huge_entry(self, fh, pos: int, declared: int, recovered: bool) -> BatchTable | None:
         row = self._stream_header(fh, pos, declared)
@@ -450,7 +486,6 @@ class SegmentReader:
             return None
         self._finding(
             "BATCH_NOT_DECODED",
-            Severity.INFO,
             f"entry of {declared} bytes exceeds the in-memory limit ({self.max_entry}); CRC checked by streaming, "
             "records not decoded",
             pos,
@@ -468,7 +503,7 @@ class SegmentReader:
         for table in self.tables():
             rows = table.data.tolist()
             for row in rows:
-                yield Batch(row, self.entry_bytes(row[K.COL["position"]], row[K.COL["size_in_bytes"]]))
+                yield Batch(row, self.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
 
 
 class Batch:
@@ -482,18 +517,40 @@ class Batch:
 
     def __getattr__(self, name: str):
         try:
-            return self.row[K.COL[name]]
+            return self.row[COL[name]]
         except KeyError:
             raise AttributeError(name) from None
 
     @property
     def is_valid(self) -> bool:
-        return self.row[K.COL["crc"]] == self.row[K.COL["crc_computed"]]
+        return self.row[COL["crc"]] == self.row[COL["crc_computed"]]
 
     @property
     def codec(self) -> int:
-        return self.row[K.COL["attributes"]] & record_batch.COMPRESSION_MASK
+        return self.row[COL["attributes"]] & record_batch.COMPRESSION_MASK
 
     @property
     def recovered(self) -> bool:
-        return bool(self.row[K.COL["flags"]] & K.FLAG_RECOVERED)
+        return bool(self.row[COL["flags"]] & FLAG_RECOVERED)
+
+
+def read_entry(path, position: int, size: int, *, max_entry: int = DEFAULT_MAX_ENTRY) -> Batch | None:
+    """One entry read back at a known position (its size bounded), or None when it no longer frames there."""
+    if not HEADER_PREFIX <= size <= max_entry:
+        return None
+    with open_binary(path) as fh:
+        fh.seek(position)
+        raw = fh.read(size)
+    if len(raw) != size:
+        return None
+    out = new_batch_rows(1)
+    k, _end, _status = kernels.get().walk(np.frombuffer(raw, dtype=np.uint8), size, 0, out, 0, 1)
+    if not k:
+        return None
+    out[0, COL["position"]] += position
+    if out[0, COL["value_position"]] >= 0:
+        out[0, COL["value_position"]] += position
+    if out[0, COL["crc_computed"]] < 0:
+        out[0, COL["crc_computed"]] = (record_batch.compute_crc(raw) if out[0, COL["magic"]] == record_batch.MAGIC
+                                       else legacy.compute_crc(raw))
+    return Batch(out[0].tolist(), memoryview(raw))

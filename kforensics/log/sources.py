@@ -2,14 +2,17 @@
 
 The log layer reads through a small path protocol that ``pathlib.Path``
 already satisfies (``name``, ``parent``, ``/``, ``is_dir``, ``iterdir``,
-``stat().st_size``, ``read_bytes``) plus :func:`open_binary`.  Archive and
-remote paths implement the same protocol, so the scan code is the same for
-a broker dir on disk, a ``.tar``/``.tar.gz`` snapshot and an HDFS/S3/GCS URI.
+``stat().st_size``) plus :func:`open_binary` and :func:`read_bounded`.
+Archive and remote paths implement the same protocol, so the scan code is the
+same for a broker dir on disk, a ``.tar``/``.tar.gz`` snapshot and an
+HDFS/S3/GCS URI.
 
-Archives are never extracted: members are read where they lie (plain tar by
-offset; gzip'd tar through the decompressing stream).  Member names are
-never trusted as filesystem paths: they are only keys in an in-memory tree,
-and absolute names, ``..`` components and links are ignored (and counted).
+Evidence is only ever opened read-only, and only when it is a regular file:
+a FIFO, device or socket named like a segment is refused before any read
+could block (:class:`NotRegularFile`).  Archives are never extracted:
+members are read where they lie.  Member names are never trusted as
+filesystem paths: they are only keys in an in-memory tree, and absolute
+names, ``..`` components and links are ignored (and counted).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import stat
 import tarfile
 import threading
 from dataclasses import dataclass
@@ -26,16 +30,95 @@ from typing import Any
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
 
+class NotRegularFile(OSError):
+    """A path that is not a regular file (FIFO, device, socket, directory): never opened for reading."""
+
+
+class FileTooLarge(OSError):
+    """A file larger than the cap its kind allows (checked before reading it)."""
+
+    def __init__(self, path: Any, size: int, cap: int):
+        super().__init__(f"{size} bytes, more than the {cap} bytes a file of this kind can hold")
+        self.size = size
+        self.cap = cap
+        self.filename = str(path)
+
+
+def _is_local(path: Any) -> bool:
+    return isinstance(path, (str, os.PathLike))
+
+
 def open_binary(path) -> Any:
-    """A read-only binary file object for any supported path (unbuffered for local files)."""
+    """A read-only, unbuffered binary file object, for regular files only.
+
+    Local files are opened with ``O_NONBLOCK`` and checked with ``fstat``
+    before anything is read, so a FIFO planted in the evidence can neither
+    block nor be consumed.
+    """
     opener = getattr(path, "open_binary", None)
     if opener is not None:
         return opener()
-    return open(path, "rb", buffering=0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"not a regular file ({_file_type(st.st_mode)})", str(path))
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_type(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a regular file"
 
 
 def file_size(path) -> int:
+    """Size in bytes of a regular file (``NotRegularFile`` for anything else)."""
+    if _is_local(path):
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"not a regular file ({_file_type(st.st_mode)})", str(path))
+        return st.st_size
     return path.stat().st_size
+
+
+def read_bounded(path, cap: int) -> bytes:
+    """The whole content of a regular file of at most ``cap`` bytes (``FileTooLarge`` otherwise).
+
+    The size is checked before reading, and the read never takes more than
+    ``cap + 1`` bytes, so a sparse or growing file cannot balloon memory.
+    """
+    with open_binary(path) as fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+        except (AttributeError, io.UnsupportedOperation, OSError):
+            size = file_size(path)
+        if size > cap:
+            raise FileTooLarge(path, size, cap)
+        data = bytearray()
+        while len(data) <= cap:
+            piece = fh.read(min(1 << 20, cap + 1 - len(data)))
+            if not piece:
+                break
+            data += piece
+        if len(data) > cap:
+            raise FileTooLarge(path, len(data), cap)
+        return bytes(data)
+
+
+def split_uri(spec: str) -> tuple[Any, str]:
+    """``(pyarrow filesystem, path)`` for a URI such as ``hdfs://`` or ``s3://``; ``(None, path)`` for a local path."""
+    if "://" in spec and not spec.startswith("file://"):
+        from pyarrow import fs as pafs
+
+        return pafs.FileSystem.from_uri(spec)
+    return None, spec[len("file://"):] if spec.startswith("file://") else spec
 
 
 @dataclass(frozen=True)
@@ -67,7 +150,7 @@ class TarArchive:
                 self._add(info)
 
     def _open_tar(self) -> tarfile.TarFile:
-        fh = open_binary(self.source) if not isinstance(self.source, (str, os.PathLike)) else open(self.source, "rb")
+        fh = io.BufferedReader(open_binary(self.source), buffer_size=1 << 20)
         # "r:*" gives random access (gzip members are reached by decompressing the stream up to them)
         return tarfile.open(fileobj=fh, mode="r:*")
 
@@ -300,10 +383,10 @@ class ArrowPath:
 def resolve(spec: str):
     """A root path for a snapshot spec: a local dir or archive, or a URI (``hdfs://``, ``s3://``, ...)."""
     is_archive = spec.endswith(ARCHIVE_SUFFIXES)
-    if "://" in spec and not spec.startswith("file://"):
-        root = ArrowPath.from_uri(spec)
+    fs, path = split_uri(spec)
+    if fs is not None:
+        root = ArrowPath(fs, path)
         return TarPath.open(root, spec) if is_archive else root
-    local = spec[len("file://"):] if spec.startswith("file://") else spec
     if is_archive:
-        return TarPath.open(local, local)
-    return Path(local)
+        return TarPath.open(path, path)
+    return Path(path)

@@ -1,8 +1,9 @@
 """The multi-broker pipeline on Spark: the same scan and replay code, distributed.
 
 Spark only distributes: the driver plans (lists snapshots, reads each log dir's
-root files), executors scan partition dirs with :func:`kforensics.analysis.
-partition_scan.scan_partition` and write the same tables as ``kforensics scan
---out``, and the replay runs :func:`kforensics.analysis.replay.replay_partition`
-per (cluster, topic, partition) group.
+root files), executors scan partition dirs with
+:func:`kforensics.scan.partition.scan_partition` and write the same tables as
+``kforensics scan --out``, and the replay runs
+:func:`kforensics.replay.engine.replay_partition` per (cluster, topic,
+partition) group.
 """

@@ -1,11 +1,16 @@
 """The Spark job: plan on the driver, scan partition dirs on executors, replay per partition group.
 
-Output (``--out``), each a directory of Parquet parts with the schemas of
-:mod:`kforensics.analysis.tables` and :mod:`kforensics.analysis.replay_tables`:
-``brokers``, ``partitions``, ``segments``, ``batches``, ``epochs``, ``findings``,
-``files``, ``verdicts``, ``divergence``, ``summary``.  Everything is written under a
-staging directory and moved into place at the end, so an output directory never
-holds a mix of two runs.
+Spark only distributes: the driver plans (lists snapshots, reads each log
+dir's root files) with :func:`kforensics.scan.broker.plan_log_dir`, executors
+scan partition dirs with :func:`kforensics.scan.partition.scan_partition`
+and write the same tables as ``kforensics scan --out`` (batch headers
+streamed to Parquet), and the replay runs
+:func:`kforensics.replay.engine.replay_partition` per (cluster, topic,
+partition) group.  Output (``--out``): ``brokers``, ``partitions``,
+``segments``, ``batches``, ``epochs``, ``findings``, ``files``,
+``checkpoints``, ``verdicts``, ``divergence``, ``summary``.  Everything is
+written under a staging directory and moved into place at the end, so an
+output directory never holds a mix of two runs.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import time
 import traceback
 import uuid
 from dataclasses import asdict
@@ -20,13 +26,18 @@ from typing import Any, Iterator
 
 import pandas as pd
 
-from ..analysis.partition_scan import PartitionContext, scan_partition
-from ..analysis.replay_tables import DIVERGENCE_SCHEMA, VERDICT_SCHEMA, divergence_group, replay_group
-from ..analysis.scan import BrokerIdentity, ScanReport, plan_log_dir
-from ..analysis.tables import SCHEMAS, write_parts
-from ..findings import Finding, Severity
-from ..log.log_dir import find_log_dirs, open_partition_dir, parse_partition_dir_name
-from ..log.sources import resolve
+from ..findings import FindingLog, finding
+from ..log.file_kinds import parse_partition_dir_name
+from ..log.log_dir import find_log_dirs
+from ..log.partition import open_partition
+from ..log.sources import resolve, split_uri
+from ..outputs import refuse_output_in_evidence
+from ..scan.broker import plan_log_dir
+from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
+from ..scan.partition import scan_partition
+from ..tables.replay_tables import divergence_rows, divergence_table, replicas_from_frames, verdict_rows, verdicts_table
+from ..tables.scan_tables import REPORT_TABLES, BatchesWriter, write_table
+from ..tables.schemas import SCHEMAS
 from .inputs import Snapshot
 
 TABLES = ("brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints", "verdicts",
@@ -41,15 +52,6 @@ class OutputExists(Exception):
 
 
 # ----------------------------------------------------------------------------- output location
-def _fs(out: str):
-    """(pyarrow filesystem or None for local, path)."""
-    if "://" in out and not out.startswith("file://"):
-        from pyarrow import fs as pafs
-
-        return pafs.FileSystem.from_uri(out)
-    return None, out[len("file://"):] if out.startswith("file://") else out
-
-
 def _exists(fs, path: str) -> bool:
     if fs is None:
         return os.path.exists(path)
@@ -82,10 +84,36 @@ def _move(fs, src: str, dst: str) -> None:
         fs.move(src, dst)
 
 
+def _mkdirs(fs, path: str) -> None:
+    if fs is None:
+        os.makedirs(path, exist_ok=True)
+    else:
+        fs.create_dir(path, recursive=True)
+
+
+def check_output(out: str, snapshots: list[Snapshot], overwrite: bool) -> None:
+    """Refuse an output inside, onto or above any input, and an existing one without ``overwrite``.
+
+    Called before Spark starts: nothing has been created yet.
+    """
+    refuse_output_in_evidence(out, [s.spec for s in snapshots])
+    filesystem, out_path = split_uri(out)
+    existing = [n for n in _listdir(filesystem, out_path) if not n.startswith(".")]
+    if existing and not overwrite:
+        raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
+
+
 # ----------------------------------------------------------------------------- driver planning
 def _relative(root, path) -> str:
     s, r = str(path), str(root)
     return s[len(r):].lstrip("/") if s.startswith(r) else s
+
+
+def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> None:
+    for name, make in REPORT_TABLES.items():
+        d = f"{staging.rstrip('/')}/{name}"
+        _mkdirs(filesystem, d)
+        write_table(make(report, context), f"{d}/{part}.parquet", filesystem)
 
 
 def plan(snapshots: list[Snapshot], staging: str, filesystem=None) -> tuple[pd.DataFrame, list[dict]]:
@@ -94,35 +122,35 @@ def plan(snapshots: list[Snapshot], staging: str, filesystem=None) -> tuple[pd.D
     brokers: list[dict] = []
     for snap in snapshots:
         broker = BrokerIdentity()
-        findings: list[Finding] = []
+        findings = FindingLog()
         files: list = []
+        checkpoints: list = []
         untrusted = 0
+        plans, root = [], None
         try:
             root = resolve(snap.spec)
             untrusted = len(getattr(getattr(root, "archive", None), "untrusted", []))
             log_dirs = find_log_dirs(root)
             if not log_dirs:
-                findings.append(Finding("NO_LOG_DIR", Severity.HIGH, "no broker log dir found in this snapshot",
-                                        file=snap.spec))
+                findings.add(finding("NO_LOG_DIR", "no broker log dir found in this snapshot", file=snap.spec))
             if untrusted:
-                findings.append(Finding("ARCHIVE_MEMBERS_IGNORED", Severity.MEDIUM,
-                                        f"{untrusted} archive members with absolute, escaping or link names ignored",
-                                        file=snap.spec, facts={"members": root.archive.untrusted[:50]}))
-            plans = [plan_log_dir(d, broker, findings, files) for d in log_dirs]
-        except Exception as e:  # a broken archive or unreachable filesystem is a finding; the job goes on
-            findings.append(Finding("SNAPSHOT_UNREADABLE", Severity.HIGH, f"{type(e).__name__}: {e}", file=snap.spec))
-            plans, root = [], None
+                findings.add(finding("ARCHIVE_MEMBERS_IGNORED", f"{untrusted} archive members with absolute, "
+                                     "escaping or link names ignored", file=snap.spec,
+                                     members=root.archive.untrusted[:50]))
+            plans = [plan_log_dir(d, broker, findings, files, checkpoints) for d in log_dirs]
+        except Exception as e:  # noqa: BLE001 - a broken archive or unreachable filesystem is a finding
+            findings.add(finding("SNAPSHOT_UNREADABLE", f"{type(e).__name__}: {e}", file=snap.spec))
         broker_id = snap.broker_id if snap.broker_id is not None else broker.node_id
         cluster = snap.cluster or broker.cluster_id
         context = {"snapshot_id": snap.snapshot_id, "snapshot_time": snap.snapshot_time, "cluster": cluster,
                    "broker_id": broker_id}
-        write_parts(ScanReport(broker, [], findings, files), staging, f"driver-{snap.snapshot_id}", context,
-                    filesystem)
+        report = ScanReport(broker, [], findings.findings(), files, checkpoints)
+        _write_parts(report, staging, f"driver-{snap.snapshot_id}", context, filesystem)
         for p in plans:
             for pd_, pctx in p.partitions:
                 tasks.append({
                     "snapshot_id": snap.snapshot_id, "spec": snap.spec, "log_dir": _relative(root, p.log_dir.path),
-                    "dir_name": pd_.path.name, "broker_id": broker_id, "cluster": cluster,
+                    "dir_name": pd_.dir_name, "broker_id": broker_id, "cluster": cluster,
                     "snapshot_time": snap.snapshot_time, "context": json.dumps(asdict(pctx)),
                 })
         brokers.append({**context, "spec": snap.spec, "log_dirs": json.dumps(broker.log_dirs),
@@ -146,7 +174,7 @@ def scan_tasks(staging: str, kafka_version: str):
     """The mapInPandas function: scan each task's partition dir and write its table parts."""
 
     def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        filesystem, staging_path = _fs(staging)
+        filesystem, staging_path = split_uri(staging)
         for frame in frames:
             out = []
             for t in frame.itertuples(index=False):
@@ -154,33 +182,47 @@ def scan_tasks(staging: str, kafka_version: str):
                 context = {"snapshot_id": t.snapshot_id, "snapshot_time": t.snapshot_time, "cluster": t.cluster,
                            "broker_id": bid}
                 part = f"{t.snapshot_id}--{t.dir_name}"
+                broker = BrokerIdentity(node_id=bid, cluster_id=t.cluster)
                 try:
                     root = _root(t.spec)
                     ld = root / t.log_dir if t.log_dir else root
-                    name = parse_partition_dir_name(t.dir_name)
-                    pdir = open_partition_dir(ld / t.dir_name, name, [])
+                    pdir = open_partition(ld / t.dir_name, parse_partition_dir_name(t.dir_name), [])
+                    _mkdirs(filesystem, f"{staging_path}/batches")
+                    writer = BatchesWriter(f"{staging_path}/batches/{part}.parquet", context, filesystem)
                     scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)),
-                                          kafka_version=kafka_version, keep_batches=True)
-                    report = ScanReport(BrokerIdentity(node_id=bid, cluster_id=t.cluster), [scan], [], scan.files)
-                    write_parts(report, staging_path, part, context, filesystem)
+                                          kafka_version=kafka_version, batch_sink=writer)
+                    writer.close()
+                    _write_parts(ScanReport(broker, [scan], [], scan.files), staging_path, part, context, filesystem)
                     out.append((t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes))
-                except Exception as e:  # never lose the task: the failure becomes a finding row
+                except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
                     err = f"{type(e).__name__}: {e}"
-                    f = Finding("SCAN_FAILED", Severity.HIGH, f"internal error scanning this partition: {err}",
-                                file=f"{t.spec}/{t.log_dir}/{t.dir_name}",
-                                facts={"traceback": traceback.format_exc()[-2000:]})
-                    write_parts(ScanReport(BrokerIdentity(node_id=bid, cluster_id=t.cluster), [], [f], []),
-                                staging_path, part, context, filesystem)
+                    f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
+                                file=f"{t.spec}/{t.log_dir}/{t.dir_name}", traceback=traceback.format_exc()[-2000:])
+                    _write_parts(ScanReport(broker, [], [f], []), staging_path, part, context, filesystem)
                     out.append((t.snapshot_id, t.dir_name, "failed", err, 0, 0))
             yield pd.DataFrame(out, columns=["snapshot_id", "dir_name", "status", "error", "batches", "bytes"])
 
     return run
 
 
+def replay_group(batches: pd.DataFrame, partitions: pd.DataFrame, kafka_version: str = "latest"
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Verdict and divergence rows for one (cluster, topic, partition) group."""
+    from ..replay.engine import replay_partition
+
+    first = partitions.iloc[0]
+    cluster, topic, partition = first["cluster"], first["topic"], int(first["partition"])
+    replicas = replicas_from_frames(batches, partitions)
+    snapshots = {int(r.broker_id): r.snapshot_id for r in partitions.itertuples(index=False)}
+    rp = replay_partition(topic, partition, replicas, kafka_version=kafka_version)
+    return (verdicts_table(verdict_rows(rp, cluster, snapshots)).to_pandas(),
+            divergence_table(divergence_rows(rp, cluster)).to_pandas())
+
+
 def replay_verdicts(kafka_version: str):
     def fn(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
         if partitions.empty:
-            return VERDICT_SCHEMA.empty_table().to_pandas()
+            return SCHEMAS["verdicts"].empty_table().to_pandas()
         return replay_group(batches, partitions, kafka_version)[0]
 
     return fn
@@ -188,8 +230,8 @@ def replay_verdicts(kafka_version: str):
 
 def replay_divergence(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
     if partitions.empty:
-        return DIVERGENCE_SCHEMA.empty_table().to_pandas()
-    return divergence_group(batches, partitions)
+        return SCHEMAS["divergence"].empty_table().to_pandas()
+    return replay_group(batches, partitions)[1]
 
 
 def _spark_schema(arrow_schema) -> str:
@@ -202,14 +244,10 @@ def _spark_schema(arrow_schema) -> str:
 def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "latest", overwrite: bool = False,
         tasks_per_partition: int = 4) -> dict[str, Any]:
     """Run the whole pipeline; returns a summary dict (counts, failed tasks)."""
-    filesystem, out_path = _fs(out)
-    existing = [n for n in _listdir(filesystem, out_path) if not n.startswith(".")]
-    if existing and not overwrite:
-        raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
+    check_output(out, snapshots, overwrite)
+    filesystem, out_path = split_uri(out)
     staging = posixpath.join(out.rstrip("/"), f".staging-{uuid.uuid4().hex[:12]}")
-    staging_fs, staging_path = _fs(staging)
-    import time
-
+    staging_fs, staging_path = split_uri(staging)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
@@ -244,10 +282,10 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
         grouped_b = batches.select(*bcols).groupBy(*KEYS)
         grouped_p = partitions.select(*pcols).groupBy(*KEYS)
         verdicts = grouped_b.cogroup(grouped_p).applyInPandas(replay_verdicts(kafka_version),
-                                                              schema=_spark_schema(VERDICT_SCHEMA))
+                                                              schema=_spark_schema(SCHEMAS["verdicts"]))
         verdicts.write.mode("overwrite").parquet(f"{staging}/verdicts")
         divergence = batches.select(*bcols).groupBy(*KEYS).cogroup(partitions.select(*pcols).groupBy(*KEYS))
-        divergence.applyInPandas(replay_divergence, schema=_spark_schema(DIVERGENCE_SCHEMA)) \
+        divergence.applyInPandas(replay_divergence, schema=_spark_schema(SCHEMAS["divergence"])) \
             .write.mode("overwrite").parquet(f"{staging}/divergence")
         written = spark.read.parquet(f"{staging}/verdicts")
         summary = written.groupBy("cluster", "topic", "broker_id", "verdict").agg(

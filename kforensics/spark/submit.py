@@ -12,8 +12,10 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .inputs import resolve_snapshots
-    from .job import OutputExists, run, session
+    # absolute imports: spark-submit runs this file as a script, outside its package
+    from kforensics.outputs import OutputRefused
+    from kforensics.spark.inputs import resolve_snapshots
+    from kforensics.spark.job import OutputExists, check_output, run, session
 
     ap = argparse.ArgumentParser(prog="kforensics-spark")
     ap.add_argument("snapshots", nargs="*")
@@ -25,12 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     snaps = resolve_snapshots(args.snapshots, args.manifest)
     if not snaps:
         ap.error("no snapshots given")
-    spark = session(master=None)
     try:
-        summary = run(spark, snaps, args.out, kafka_version=args.kafka_version, overwrite=args.overwrite)
-    except OutputExists as e:
+        check_output(args.out, snaps, args.overwrite)
+    except (OutputExists, OutputRefused) as e:
         print(f"kforensics: {e}", file=sys.stderr)
         return 2
+    spark = session(master=None)
+    summary = run(spark, snaps, args.out, kafka_version=args.kafka_version, overwrite=args.overwrite)
     print(json.dumps(summary))
     return 1 if summary["failed_tasks"] else 0
 

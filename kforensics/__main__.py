@@ -1,0 +1,5 @@
+"""``python -m kforensics``: the command line."""
+
+from .cli import main
+
+main()

@@ -1,1 +1,0 @@
-"""Analysis: pure-Python checks, epoch cache, truncation replay."""

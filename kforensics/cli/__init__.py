@@ -1,0 +1,79 @@
+"""The ``kforensics`` command line (click): thin commands that call the library and render its results.
+
+Exit codes: 0 clean, 1 findings (at or above ``--fail-on``), 2 usage, I/O or
+refusal, 3 internal error (a one-line message; the traceback with
+``--debug``).  Commands are imported only when run, so ``--help`` starts
+fast and imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from .. import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
+
+#: command -> (module, one line of help shown by --help without importing the module)
+COMMANDS = {
+    "dump": ("kforensics.cli.dump", "Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files."),
+    "scan": ("kforensics.cli.scan", "Scan a broker's log dir(s) as forensic evidence."),
+    "replay": ("kforensics.cli.replay", "Replay leader-epoch truncation across brokers: loss and fork verdicts."),
+    "timeline": ("kforensics.cli.timeline", "Leader elections per partition, from a KRaft metadata log."),
+    "spark": ("kforensics.cli.spark", "Scan and replay many archived broker snapshots on Spark."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return list(COMMANDS)
+
+    def get_command(self, ctx, name):
+        if name not in COMMANDS:
+            return None
+        return getattr(importlib.import_module(COMMANDS[name][0]), name)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, short) for name, (_mod, short) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def main(self, *args, **kwargs):
+        debug = "--debug" in sys.argv[1:] or bool(os.environ.get("KFORENSICS_DEBUG"))
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(EXIT_ERROR)
+        except click.exceptions.Abort:
+            sys.exit(EXIT_ERROR)
+        except BrokenPipeError:
+            # the reader went away (| head): not an error of ours
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(EXIT_CLEAN)
+        except OSError as e:
+            click.echo(f"kforensics: {e}", err=True)
+            sys.exit(EXIT_ERROR)
+        except Exception as e:  # noqa: BLE001 - an internal error: one line, the traceback only on request
+            if debug:
+                raise
+            click.echo(f"kforensics: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
+                       err=True)
+            sys.exit(EXIT_INTERNAL)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kforensics")
+@click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
+def main(debug: bool) -> None:
+    """Kafka log-segment forensics: decode, scan and replay broker log dirs as evidence (read-only)."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,146 @@
+"""``kforensics dump``: one file's contents as kafka-dump-log text or NDJSON objects."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from ..findings import Finding, Severity
+from ..log.file_kinds import classify_name
+from . import EXIT_CLEAN, EXIT_FINDINGS
+from .common import echo_findings, printable
+from .dump_text import batch_line, file_lines, record_line
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--deep", "--deep-iteration", "deep", is_flag=True, help="One line per record, not just per batch.")
+@click.option("--print-data", "--print-data-log", "print_data", is_flag=True,
+              help="Print keys and payloads (implies --deep); bytes that are not printable text are escaped.")
+@click.option("--skip-record-metadata", is_flag=True, help="Record lines show only key and payload (with --print-data).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: like kafka-dump-log; json: NDJSON, one object per batch, record, entry and finding.")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=None,
+              help="Read only the batches within the first N bytes of each .log (kafka-dump-log --max-bytes).")
+@click.option("--verify-index-only", is_flag=True, help="For .index/.timeindex: check entries against the .log.")
+@click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanityCheck only.")
+@click.option("--cluster-metadata-decoder", is_flag=True,
+              help="Decode KRaft metadata records (on by default for __cluster_metadata segments and snapshots).")
+def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_index_only, index_sanity_check,
+         cluster_metadata_decoder):
+    """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
+
+    The kind of each FILE is chosen by its name, as Kafka names files.  Damage
+    is reported on stderr (text) or as finding objects (json), and the dump
+    goes on past it.
+
+    \b
+    Examples:
+      kforensics dump 00000000000000000000.log
+      kforensics dump --deep --print-data 00000000000000000000.log
+      kforensics dump --verify-index-only 00000000000000000000.index
+      kforensics dump --format json leader-epoch-checkpoint meta.properties
+    """
+    from ..dump.segment import DumpOptions
+
+    opts = DumpOptions(deep=deep or print_data or skip_record_metadata, print_data=print_data,
+                       metadata=True if cluster_metadata_decoder else None, max_bytes=max_bytes)
+    findings: list[Finding] = []
+    out = sys.stdout
+    for path in files:
+        kind = classify_name(path)
+        if kind.is_batches:
+            findings += _dump_batches(path, opts, fmt, skip_record_metadata, out)
+        else:
+            findings += _dump_other(path, fmt, verify_index_only, index_sanity_check, out)
+    if fmt == "json":
+        from ..serialize import to_jsonable
+
+        for f in findings:
+            out.write(json.dumps({"kind": "finding", **to_jsonable(f)}, ensure_ascii=False) + "\n")
+    else:
+        echo_findings(findings)
+    out.flush()
+    sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
+
+
+def _dump_batches(path: str, opts, fmt: str, skip_metadata: bool, out) -> list[Finding]:
+    from ..dump.segment import BatchEvent, SegmentDump, dump_segment
+    from ..serialize import to_jsonable
+
+    result = SegmentDump(path, classify_name(path))
+    if fmt == "text":
+        out.write(f"Dumping {printable(path)}\n")
+        kind = result.kind
+        if kind.kind == "log":
+            out.write(f"Log starting offset: {kind.base_offset if kind.base_offset is not None else 0}\n")
+        elif kind.kind == "kraft_snapshot":
+            out.write(f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}\n")
+        elif kind.kind == "bootstrap_snapshot":
+            out.write("KRaft bootstrap snapshot\n")
+    for ev in dump_segment(path, opts, result):
+        if fmt == "text":
+            if isinstance(ev, BatchEvent):
+                out.write(batch_line(ev.entry) + "\n")
+            else:
+                out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata) + "\n")
+        elif isinstance(ev, BatchEvent):
+            out.write(json.dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry)}, ensure_ascii=False) + "\n")
+        else:
+            rec = to_jsonable(ev.record)
+            if not opts.print_data:
+                rec.pop("key", None)
+                rec.pop("value", None)
+            obj = {"kind": "record", "file": path, "batch_position": ev.entry.position, **rec}
+            if ev.metadata is not None:
+                obj["metadata"] = ev.metadata
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    if fmt == "text":
+        if result.non_consecutive:
+            click.echo(f"Non-consecutive offsets in {printable(os.path.abspath(path))}", err=True)
+            for a, b in result.non_consecutive[:1000]:
+                click.echo(f"  {a} is followed by {b}", err=True)
+        if result.trailing_invalid_bytes and opts.max_bytes is None:
+            # kafka-dump-log's line; kforensics adds where the invalid bytes start and whether batches follow
+            recovered = any(f.code in ("ZERO_GAP", "CORRUPT_RANGE", "IMPLAUSIBLE_SIZE") for f in result.findings)
+            out.write(f"Found {result.trailing_invalid_bytes} invalid bytes at the end of "
+                      f"{printable(os.path.basename(path))}"
+                      + (f" (from byte {result.kafka_valid_bytes}; Kafka's reader stops there, valid batches "
+                         "follow)" if recovered else "") + "\n")
+    else:
+        out.write(json.dumps({"kind": "summary", "file": path, "size": result.size, "batches": result.batches,
+                              "kafka_valid_bytes": result.kafka_valid_bytes,
+                              "trailing_invalid_bytes": result.trailing_invalid_bytes,
+                              "non_consecutive": [list(p) for p in result.non_consecutive[:1000]]}) + "\n")
+    return result.findings
+
+
+def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Finding]:
+    from ..dump.files import dump_file
+
+    d = dump_file(path, verify_index=verify, sanity_check=sanity)
+    if fmt == "text" and verify:
+        # kafka-dump-log's own report of entries whose offset is not the batch's there
+        pairs = [p for f in d.findings if f.code in ("INDEX_POINTS_WRONG", "INDEX_OFFSET_MISMATCH")
+                 for p in f.facts.get("mismatches", [])]
+        if pairs:
+            click.echo(f"Mismatches in :{printable(os.path.abspath(path))}", err=True)
+            for index_offset, log_offset in sorted(pairs, key=lambda p: p[0]):
+                click.echo(f"  Index offset: {index_offset}, log offset: {'-' if log_offset is None else log_offset}",
+                           err=True)
+    if fmt == "text":
+        out.write(f"Dumping {printable(path)}\n")
+        if d.kind.kind == "unknown":
+            out.write(f"Ignoring unknown file {printable(path)}\n")
+        elif d.value is not None:
+            for line in file_lines(d, verify, sanity):
+                out.write(line + "\n")
+    elif d.value is not None:
+        from .dump_text import file_objects
+
+        for obj in file_objects(d, verify, sanity):
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    return d.findings

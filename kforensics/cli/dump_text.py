@@ -1,0 +1,165 @@
+"""kafka-dump-log's text for batches, records and side files, and the NDJSON objects of side files.
+
+Where kafka-dump-log has a format (batch and record lines, indexes,
+producer snapshots) the text is the same, so the two tools' output can be
+diffed; other files get ``key: value`` lines.  Every value goes through
+escaping, so evidence cannot write control bytes to the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..log.records import BatchEntry, Record
+from ..serialize import to_jsonable
+from .common import payload_text, printable
+
+
+def _bool(v: bool | None) -> str:
+    return "true" if v else "false"
+
+
+def _optional_long(v: int | None) -> str:
+    return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
+
+
+def batch_line(d: BatchEntry) -> str:
+    """The kafka-dump-log batch line for one entry."""
+    if d.magic >= 2:
+        line = (f"baseOffset: {d.base_offset} lastOffset: {d.last_offset} count: {d.count} "
+                f"baseSequence: {d.base_sequence} lastSequence: {d.last_sequence} producerId: {d.producer_id} "
+                f"producerEpoch: {d.producer_epoch} partitionLeaderEpoch: {d.partition_leader_epoch} "
+                f"isTransactional: {_bool(d.is_transactional)} isControl: {_bool(d.is_control)} "
+                f"deleteHorizonMs: {_optional_long(d.delete_horizon_ms)} position: {d.position} "
+                f"{d.timestamp_type}: {d.max_timestamp} size: {d.size_in_bytes} magic: {d.magic} "
+                f"compresscodec: {d.compression} crc: {d.crc} isvalid: {_bool(d.is_valid)}")
+    else:
+        line = (f"offset: {d.last_offset} position: {d.position} {d.timestamp_type}: {d.max_timestamp} "
+                f"size: {d.size_in_bytes} magic: {d.magic} compresscodec: {d.compression} crc: {d.crc} "
+                f"isvalid: {_bool(d.is_valid)}")
+    return line + (" recovered: true" if d.recovered else "")
+
+
+_CONTROL_LABELS = {
+    "LEADER_CHANGE": "LeaderChange:",
+    "SNAPSHOT_HEADER": "SnapshotHeader",
+    "SNAPSHOT_FOOTER": "SnapshotFooter",
+    "KRAFT_VERSION": "KRaftVersion",
+    "KRAFT_VOTERS": "KRaftVoters",
+}
+
+
+def _compact(obj: Any) -> str:
+    return printable(json.dumps(to_jsonable(obj), ensure_ascii=False, separators=(",", ":")))
+
+
+def record_line(batch: BatchEntry, r: Record, print_data: bool, metadata: dict | None = None,
+                skip_metadata: bool = False) -> str:
+    """The kafka-dump-log ``| offset: ...`` line for one record."""
+    parts = []
+    if not skip_metadata:
+        parts.append(f"offset: {r.offset} {batch.timestamp_type}: {r.timestamp} keySize: {r.key_size} "
+                     f"valueSize: {r.value_size}")
+        if batch.magic >= 2:
+            parts.append(f"sequence: {r.sequence} headerKeys: [{printable(','.join(h.key for h in r.headers))}]")
+        else:
+            parts.append(f"isValid: {_bool(r.is_valid)} crc: {r.crc}")
+    control = r.control
+    if control:
+        kind = control.get("type")
+        if kind in ("COMMIT", "ABORT"):
+            parts.append(f"endTxnMarker: {kind} coordinatorEpoch: {control.get('coordinatorEpoch')}")
+        elif kind in _CONTROL_LABELS:
+            body = {k: v for k, v in control.items() if k not in ("type", "typeId", "keyVersion", "detail")}
+            parts.append(f"{_CONTROL_LABELS[kind]} {_compact(body)}")
+        else:
+            parts.append(f"controlType: {kind}({control.get('typeId')})")
+    elif metadata is not None:
+        parts.append(f"payload: {_compact(metadata)}")
+    elif print_data:
+        if r.key is not None:
+            parts.append(f"key: {payload_text(r.key)}")
+        parts.append(f"payload: {payload_text(r.value)}")
+    return "| " + " ".join(parts)
+
+
+# ---------------------------------------------------------------- side files
+def file_lines(d, verify: bool, sanity: bool) -> Iterator[str]:
+    """Text lines for a decoded side file (kafka-dump-log's where it has a format)."""
+    kind, v = d.kind.kind, d.value
+    if kind in ("offset_index", "time_index"):
+        if sanity:
+            if kind == "offset_index" and not len(v) and not v.padding_entries:
+                yield f"{printable(d.file)} is empty."
+            elif d.sanity:
+                for f in d.sanity:
+                    yield f"{printable(d.file)} failed sanity check: {printable(f.message)}"
+            else:
+                yield f"{printable(d.file)} passed sanity check."
+            return
+        if verify:
+            return  # like kafka-dump-log: nothing per entry, problems on stderr
+        if kind == "offset_index":
+            for e in v.entries():
+                yield f"offset: {e.offset} position: {e.position}"
+        else:
+            for e in v.entries():
+                yield f"timestamp: {e.timestamp} offset: {e.offset}"
+    elif kind == "txn_index":
+        for e in v.entries():
+            yield (f"version: {e.version} producerId: {e.producer_id} firstOffset: {e.first_offset} "
+                   f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")
+    elif kind == "producer_snapshot":
+        for e in v.entries:
+            line = (f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
+                    f"currentTxnFirstOffset: {_optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)} "
+                    f"lastTimestamp: {e.timestamp}")
+            if e.has_batch_metadata:
+                line += (f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
+                         f"lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} timestamp: {e.timestamp}")
+            yield line
+    elif kind.endswith("_checkpoint") and hasattr(v, "entries"):
+        yield f"version: {_value(v.version)} entries: {_value(v.declared_count)}"
+        for e in v.entries:
+            yield " ".join(f"{k}: {_value(x)}" for k, x in to_jsonable(e).items())
+    else:
+        for k, x in to_jsonable(v).items():
+            if k == "findings":
+                continue
+            if isinstance(x, dict):
+                for kk, xx in x.items():
+                    yield f"{k}.{printable(str(kk))}: {_value(xx)}"
+            else:
+                yield f"{k}: {_value(x)}"
+
+
+def _value(x: Any) -> str:
+    """A value for a ``key: value`` line: absent values as ``-``, never a Python repr."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return _bool(x)
+    if isinstance(x, (list, dict)):
+        return _compact(x)
+    return printable(str(x))
+
+
+def file_objects(d, verify: bool, sanity: bool) -> Iterator[dict]:
+    """NDJSON objects for a decoded side file: one header object, then one per entry for entry files."""
+    kind, v = d.kind.kind, d.value
+    if kind in ("offset_index", "time_index", "txn_index"):
+        head = {"kind": kind, "file": d.file, "base_offset": getattr(v, "base_offset", None), "entries": len(v)}
+        if kind != "txn_index":
+            head.update(padding_entries=v.padding_entries, trailing_bytes=v.trailing_bytes)
+        if sanity and d.sanity is not None:
+            head["sanity_check"] = "passed" if not d.sanity else "failed"
+        yield head
+        if verify or sanity:
+            return
+        for e in v.entries():
+            yield {"kind": f"{kind}_entry", **e._asdict()}
+        return
+    body = {k: x for k, x in to_jsonable(v).items() if k != "findings"}
+    yield {"kind": kind, "file": d.file, **body}

@@ -1,0 +1,84 @@
+"""``kforensics replay``: what truncation does on each follower, and what it costs."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import EXIT_CLEAN, EXIT_FINDINGS
+from .scan import _kafka_version
+
+#: verdicts that make replay exit 1
+BAD = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
+       "LEADER_LACKS_COMMITTED", "NOT_CONVERGING"}
+
+
+@click.command()
+@click.argument("log_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--broker", "broker_dirs", multiple=True, metavar="ID=DIR", help="A broker's log dir with its id.")
+@click.option("--scenario", type=click.Path(exists=True, file_okay=False),
+              help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario builder.")
+@click.option("--topic", help="Only this topic.")
+@click.option("--partition", type=int, help="Only this partition.")
+@click.option("--kafka-version", default="latest", show_default=True, callback=_kafka_version,
+              help="Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
+@click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else highest latest "
+                                         "epoch, then longest log).")
+@click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
+@click.option("--digests", is_flag=True, help="List key/value SHA-256 of every lost or forked record (reads them back).")
+@click.option("--metadata", "metadata", multiple=True, type=click.Path(exists=True),
+              help="A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
+                   "inside the brokers' log dirs.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt):
+    """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
+
+    Each LOG_DIR is one broker's log dir (broker id from meta.properties), or
+    use --broker ID=DIR.
+
+    \b
+    Examples:
+      kforensics replay /snap/b1 /snap/b2 /snap/b3
+      kforensics replay --broker 1=/snap/b1 --broker 2=/snap/b2 --kafka-version 2.0.0 --what-if
+      kforensics replay --scenario fixtures/scenarios/kip101-s2-two-hard-failures --kafka-version 0.10
+    """
+    from ..replay.report import replay_all
+    from .replay_text import render_replay_text
+
+    events = None
+    metadata = list(metadata)
+    if scenario:
+        from ..scenario import load_scenario
+
+        sc = load_scenario(scenario)
+        brokers, events = sc.brokers, sc.events or None
+        metadata += sc.metadata
+    elif broker_dirs:
+        if log_dirs:
+            raise click.UsageError("give either LOG_DIRS or --broker, not both")
+        brokers = {}
+        for spec in broker_dirs:
+            bid, _, d = spec.partition("=")
+            if not bid.isdigit() or not d:
+                raise click.BadParameter(f"{spec!r} is not ID=DIR", param_hint="--broker")
+            if int(bid) in brokers:
+                raise click.BadParameter(f"broker {bid} is given twice", param_hint="--broker")
+            brokers[int(bid)] = [d]
+    else:
+        if not log_dirs:
+            raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
+        brokers = list(log_dirs)
+    try:
+        report = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
+                            what_if=what_if, events=events, digests=digests, metadata=metadata)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    if fmt == "json":
+        from .json_out import write_document
+
+        write_document("replay", report)
+    else:
+        render_replay_text(report, sys.stdout, digests=digests)
+    hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts)
+    sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)

@@ -1,0 +1,81 @@
+"""``kforensics scan``: one broker's log dir(s) as evidence: table, findings, summary; JSON; Parquet."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .common import exit_for, parse_fail_on
+from .evidence import refuse_output_in_evidence
+
+
+def _kafka_version(ctx, param, value):
+    from ..epoch.versions import parse_kafka_version
+
+    try:
+        parse_kafka_version(value)
+    except ValueError as e:
+        raise click.BadParameter(f"{e} (for example 0.10, 0.11, 2.0.0, 2.0.1, 2.8, 3.9, latest)") from None
+    return value
+
+
+@click.command()
+@click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write Parquet tables to this directory.")
+@click.option("--fail-on", default="high", show_default=True, help="Exit 1 when a finding is at or above this severity.")
+@click.option("--kafka-version", default="latest", show_default=True, callback=_kafka_version,
+              help="Kafka behaviour to model (epoch cache rules).")
+@click.option("--min-severity", default="info", show_default=True,
+              help="Text output: list only findings at or above this severity (the summary counts all).")
+@click.option("--topic", "topics", multiple=True, help="Text output: only these topics (repeatable).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
+def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress):
+    """Scan a broker's log dir(s) (several for JBOD) as forensic evidence.
+
+    Reports per-partition facts (log start/end, high watermark, epoch caches,
+    producers, what recovery would cut at the next start) and findings with
+    file and byte position.  Nothing inside LOG_DIRS is ever written.  A
+    directory holding several log dirs of one broker is searched.
+
+    \b
+    Examples:
+      kforensics scan /data/kafka-logs
+      kforensics scan /data/kafka-logs-1 /data/kafka-logs-2 --fail-on medium
+      kforensics scan /data/kafka-logs --format json > scan.json
+      kforensics scan /data/kafka-logs --out /tmp/evidence
+    """
+    from ..scan.broker import scan_log_dirs
+    from .scan_text import render_scan_text, resolve_log_dirs
+
+    threshold = parse_fail_on(fail_on)
+    shown = parse_fail_on(min_severity)
+    dirs = resolve_log_dirs(log_dirs)
+    if out_dir:
+        refuse_output_in_evidence(out_dir, dirs)
+    show = sys.stderr.isatty() if progress is None else progress
+    parquet = None
+    if out_dir:
+        from ..scan.broker import broker_identity
+        from ..tables.scan_tables import ScanParquet
+
+        who = broker_identity(dirs)
+        parquet = ScanParquet(out_dir, {"cluster": who.cluster_id, "broker_id": who.node_id})
+    sink = parquet.batches if parquet is not None else None
+    if show:
+        from .progress import scan_with_progress
+
+        report = scan_with_progress(dirs, kafka_version=kafka_version, batch_sink=sink)
+    else:
+        report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=sink)
+    if parquet is not None:
+        parquet.finish(report)
+    if fmt == "json":
+        from .json_out import write_document
+
+        write_document("scan", report)
+    else:
+        render_scan_text(report, sys.stdout, min_severity=shown, topics=set(topics))
+    sys.exit(exit_for(report.all_findings(), threshold))
+

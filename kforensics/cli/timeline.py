@@ -1,0 +1,100 @@
+"""``kforensics timeline``: the election timeline of each partition from a KRaft metadata log."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+
+import click
+
+from . import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from .common import echo_findings, printable, severity_counts, summary_line
+
+
+def _time(ms: int | None) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+            "+00:00", "Z")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def _ids(xs: list[int]) -> str:
+    return "[" + ",".join(map(str, xs)) + "]"
+
+
+def entry_line(topic: str, partition: int, e) -> str:
+    """One text line for one timeline entry."""
+    from ..kraft.timeline import LEADER_RECOVERY_STATES
+
+    lrs = LEADER_RECOVERY_STATES.get(e.leader_recovery_state, str(e.leader_recovery_state))
+    line = (f"{printable(topic)}-{partition} offset: {e.offset} time: {_time(e.timestamp)} leader: {e.leader} "
+            f"leaderEpoch: {e.leader_epoch} partitionEpoch: {e.partition_epoch} isr: {_ids(e.isr)} "
+            f"elr: {_ids(e.elr)} lastKnownElr: {_ids(e.last_known_elr)} leaderRecoveryState: {lrs} "
+            f"replicas: {_ids(e.replicas)} record: {e.record}")
+    if e.adding_replicas or e.removing_replicas:
+        line += f" adding: {_ids(e.adding_replicas)} removing: {_ids(e.removing_replicas)}"
+    if e.unclean:
+        line += " UNCLEAN"
+    return line
+
+
+@click.command()
+@click.argument("paths", metavar="LOGDIR|FILE...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one line per entry; json: one document.")
+@click.option("--topic", help="Only this topic.")
+@click.option("--partition", type=int, help="Only this partition number.")
+def timeline(paths, fmt, topic, partition):
+    """Leader elections per partition, replayed from a KRaft metadata log and its snapshots.
+
+    Each LOGDIR|FILE is a broker log dir, a __cluster_metadata-0 dir, a metadata
+    segment or a snapshot (*.checkpoint, bootstrap.checkpoint), on disk or in a
+    .tar/.tgz.  Leader epochs are reconstructed as the controller increments
+    them; elections of a leader outside the previous ISR (and ELR), or into
+    RECOVERING, are marked UNCLEAN.
+
+    \b
+    Examples:
+      kforensics timeline /data/kraft-logs --topic orders
+      kforensics timeline /archive/broker-1.tgz --format json
+    """
+    from ..kraft.timeline import build_timeline
+    from ..log.sources import resolve
+
+    try:
+        tl = build_timeline([resolve(p) for p in paths])
+    except OSError as e:
+        click.echo(f"kforensics timeline: {e}", err=True)
+        sys.exit(EXIT_ERROR)
+    if not tl.sources:
+        click.echo("kforensics timeline: no KRaft metadata log or snapshot in " + ", ".join(paths), err=True)
+        sys.exit(EXIT_ERROR)
+    chosen = [(k, es) for k, es in sorted(tl.partitions.items())
+              if (topic is None or k[0] == topic) and (partition is None or k[1] == partition)]
+    if topic is not None and not chosen:
+        raise click.BadParameter(f"no partition of topic {topic!r} in the metadata log", param_hint="--topic")
+    if fmt == "json":
+        from .json_out import document
+        import json
+
+        doc = document("timeline", tl)
+        keep = {k for k, _ in chosen}
+        doc["partitions"] = [p for p in doc["partitions"] if (p["topic"], p["partition"]) in keep]
+        click.echo(json.dumps(doc, ensure_ascii=False))
+    else:
+        removed = {(v["name"], v["offset"]) for v in tl.removed_topics.values()}
+        for (t, p), es in chosen:
+            for e in es:
+                click.echo(entry_line(t, p, e))
+            for name, offset in sorted(removed, key=str):
+                if name == t and offset is not None:
+                    click.echo(f"{printable(t)}-{p} offset: {offset} record: RemoveTopicRecord (topic deleted)")
+        echo_findings(tl.findings)
+        click.echo(f"{tl.records} metadata records, {len(chosen)} partition(s), "
+                   f"{sum(len(es) for _, es in chosen)} entries, "
+                   f"{sum(1 for _, es in chosen for e in es if e.unclean)} unclean election(s); "
+                   + summary_line(severity_counts(tl.findings)).removeprefix("summary: "))
+    sys.exit(EXIT_FINDINGS if any(f.severity.value > 0 for f in tl.findings) else EXIT_CLEAN)

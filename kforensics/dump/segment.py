@@ -1,0 +1,125 @@
+"""Dumping a file of batches (``.log``, KRaft snapshots): its entries and records as a stream of typed events.
+
+Records are decoded lazily and handed out one at a time, so dumping a batch of
+millions of records keeps one record in memory.  What kafka-dump-log reports
+at the end (non-consecutive offsets, invalid bytes at the end) is collected in
+:class:`SegmentDump` once the stream is consumed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..findings import DecodeError, Finding, FindingLog
+from ..log.file_kinds import METADATA_TOPIC, FileKind, classify_name, parse_partition_dir_name
+from ..log.records import BatchEntry, EntryRecords, Record, batch_entry
+from ..log.segment_reader import SegmentReader
+
+
+@dataclass
+class DumpOptions:
+    deep: bool = False  # one event per record, not just per batch
+    print_data: bool = False  # keep keys and payloads
+    metadata: bool | None = None  # decode KRaft metadata records (None: by file name)
+    max_bytes: int | None = None  # read only this many bytes of a log (kafka-dump-log --max-bytes)
+
+
+@dataclass
+class BatchEvent:
+    entry: BatchEntry
+    file: str
+
+
+@dataclass
+class RecordEvent:
+    entry: BatchEntry
+    record: Record
+    file: str
+    metadata: dict[str, Any] | None = None  # the decoded KRaft metadata record
+
+
+@dataclass
+class SegmentDump:
+    """What dumping one file of batches found besides its entries (filled as the events are consumed)."""
+
+    file: str
+    kind: FileKind
+    size: int = 0
+    batches: int = 0
+    kafka_valid_bytes: int = 0
+    trailing_invalid_bytes: int = 0  # bytes after the point Kafka's reader stops
+    non_consecutive: list[tuple[int, int]] = field(default_factory=list)  # (last offset, next first offset)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def is_metadata_file(path: str, kind: FileKind, forced: bool | None) -> bool:
+    """Whether records hold KRaft metadata: forced, a snapshot, or a segment of ``__cluster_metadata-0``."""
+    if forced is not None:
+        return forced
+    if kind.kind in ("kraft_snapshot", "bootstrap_snapshot"):
+        return True
+    parent = parse_partition_dir_name(os.path.basename(os.path.dirname(os.path.abspath(path))))
+    return parent is not None and parent.topic == METADATA_TOPIC
+
+
+def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
+                 ) -> Iterator[BatchEvent | RecordEvent]:
+    """The events of one file of batches; ``result`` (when given) receives the summary as the stream ends."""
+    label = str(path)
+    kind = classify_name(label)
+    result = result if result is not None else SegmentDump(label, kind)
+    meta = is_metadata_file(label, kind, opts.metadata)
+    deep = opts.deep or opts.print_data or bool(opts.metadata)
+    log = FindingLog()
+    reader = SegmentReader(path)
+    prev_last: int | None = None
+    try:
+        for b in reader.batches():
+            if opts.max_bytes is not None and b.position + b.size_in_bytes > opts.max_bytes:
+                break
+            entry = batch_entry(b)
+            result.batches += 1
+            first = entry.base_offset if entry.base_offset is not None else entry.last_offset
+            if deep and b.magic < 2 and b.raw is not None and entry.base_offset is None:
+                first, count = EntryRecords(b).summary()
+                entry.base_offset, entry.record_count = first, count
+                first = first if first is not None else entry.last_offset
+            if prev_last is not None and first != prev_last + 1:
+                result.non_consecutive.append((prev_last, first))
+            prev_last = entry.last_offset
+            yield BatchEvent(entry, label)
+            if not deep:
+                continue
+            records = EntryRecords(b, with_data=opts.print_data or meta, file=label)
+            for r in records:
+                md = _metadata(r, b.position, label, log) if meta and r.control is None else None
+                if meta and not opts.print_data:
+                    r.key = r.value = None
+                yield RecordEvent(entry, r, label, md)
+            if records.error is not None:
+                log.add(records.error)
+    finally:
+        s = reader.summary
+        result.size = s.size
+        result.kafka_valid_bytes = s.kafka_valid_bytes
+        result.trailing_invalid_bytes = s.size - s.kafka_valid_bytes
+        log.extend(s.findings)
+        result.findings = log.findings()
+
+
+def _metadata(r: Record, position: int, file: str, log: FindingLog) -> dict[str, Any] | None:
+    """The KRaft metadata record a record's value holds (kafka-dump-log --cluster-metadata-decoder)."""
+    from ..formats.metadata_records import decode_metadata_record
+
+    if r.value is None:
+        return None
+    try:
+        return decode_metadata_record(r.value)
+    except DecodeError as e:
+        # placed at the batch; the position inside the record's value is a fact
+        log.add(replace(e.finding, file=file, position=position,
+                        facts={**e.finding.facts, "offset": r.offset, "value_position": e.position}))
+        return {"error": e.message}

@@ -1,0 +1,1 @@
+"""Leader epochs: Kafka's per-release rules, the epoch cache, rebuilding it from batches and comparing caches."""

@@ -1,0 +1,74 @@
+"""A replica's leader epochs against the epochs the KRaft controller granted (the timeline's record)."""
+
+from __future__ import annotations
+
+from ..findings import Finding, finding
+from .timeline import NO_LEADER, Timeline
+
+
+def check_replica_epochs(tl: Timeline, *, topic: str, partition: int, topic_id: str | None = None,
+                         broker_id: int | None = None, checkpoint: list[tuple[int, int]] | None = None,
+                         batch_epochs: list[int] | tuple = (), file: str | None = None) -> list[Finding]:
+    """Findings from comparing one replica's leader epochs with the epochs the controller granted.
+
+    ``checkpoint`` is the replica's leader-epoch-checkpoint (None when
+    absent), ``batch_epochs`` the epochs its batches carry.  Codes:
+    ``EPOCH_NOT_GRANTED`` (an epoch beyond the last one granted, or one
+    granted with no leader), ``GRANT_NOT_SEEN`` (the broker was elected in an
+    epoch its checkpoint lacks), ``TOPIC_ID_MISMATCH``,
+    ``REPLICA_NOT_ASSIGNED``, ``REPLICA_OF_DELETED_TOPIC`` and
+    ``PARTITION_NOT_IN_METADATA``.
+    """
+    return _check(tl, topic, partition, topic_id, broker_id, checkpoint, list(batch_epochs), file)
+
+
+def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broker_id: int | None,
+           checkpoint: list[tuple[int, int]] | None, batch_epochs: list[int], file: str | None) -> list[Finding]:
+    out: list[Finding] = []
+    facts = {"topic": topic, "partition": partition}
+    if broker_id is not None:
+        facts["broker_id"] = broker_id
+    all_entries = tl.partitions.get((topic, partition), [])
+    if not all_entries:
+        if tl.complete and tl.partitions and topic not in set(tl.topic_names.values()):
+            out.append(finding("PARTITION_NOT_IN_METADATA", f"{topic}-{partition} is on disk but the controller's metadata never registered "
+                               "the topic", file=file, **facts))
+        return out
+    entries = tl.entries(topic, partition, topic_id)
+    if not entries:
+        ids = sorted({e.topic_id for e in all_entries if e.topic_id})
+        out.append(finding("TOPIC_ID_MISMATCH", f"the replica's topic id {topic_id} is not the one the controller gave {topic} "
+                           f"({', '.join(ids)}): a leftover of a deleted topic?", file=file,
+                           **{**facts, "topic_id": topic_id, "controller_topic_ids": ids}))
+        return out
+    first, last = entries[0].leader_epoch, entries[-1].leader_epoch
+    leaders = {e.leader_epoch: e.leader for e in entries if e.leader_changed or e is entries[0]}
+    cp_epochs = [e for e, _ in (checkpoint or [])]
+    for epoch in sorted({e for e in cp_epochs + batch_epochs if e >= 0}):
+        where = ("checkpoint" if epoch in cp_epochs else "") + ("+batches" if epoch in batch_epochs else "")
+        reason = None
+        if epoch > last:
+            reason = f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset})"
+        elif leaders.get(epoch) == NO_LEADER:
+            reason = "granted with no leader, so no broker could have written in it"
+        if reason:
+            out.append(finding("EPOCH_NOT_GRANTED", f"leader epoch {epoch} ({where.strip('+')}) was never granted to a leader: {reason}",
+                               file=file, **{**facts, "epoch": epoch, "first_granted": first,
+                                                 "last_granted": last}))
+    if broker_id is not None and checkpoint is not None:
+        top = max(cp_epochs, default=-1)
+        for e in entries:
+            if e.leader_changed and e.leader == broker_id and e.leader_epoch > top and e.source == "log":
+                out.append(finding("GRANT_NOT_SEEN", f"broker {broker_id} was elected leader in epoch {e.leader_epoch} (metadata offset "
+                                   f"{e.offset}) but its leader-epoch-checkpoint stops at epoch {top}",
+                                   file=file, **{**facts, "epoch": e.leader_epoch, "checkpoint_last": top,
+                                                     "metadata_offset": e.offset}))
+                break
+    removed = tl.removed_topics.get(entries[-1].topic_id)
+    if removed is not None and removed.get("offset") is not None and removed["offset"] > entries[-1].offset:
+        out.append(finding("REPLICA_OF_DELETED_TOPIC", f"the controller deleted topic {topic} (metadata offset {removed['offset']}); this replica "
+                           "is a leftover", file=file, **{**facts, "metadata_offset": removed["offset"]}))
+    elif broker_id is not None and broker_id not in entries[-1].replicas:
+        out.append(finding("REPLICA_NOT_ASSIGNED", f"the controller's replicas of {topic}-{partition} are {entries[-1].replicas}, without "
+                           f"broker {broker_id}", file=file, **{**facts, "replicas": entries[-1].replicas}))
+    return out

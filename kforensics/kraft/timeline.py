@@ -1,0 +1,495 @@
+"""The election timeline of every partition, replayed from a KRaft metadata log and its snapshots.
+
+The controller records each leader change in a PartitionChangeRecord, which
+carries no epoch: the epochs follow from replaying the records in log order
+(reference §6.2).  A PartitionRecord sets leader, leader epoch and partition
+epoch; each PartitionChangeRecord adds one to the partition epoch, and one to
+the leader epoch when its Leader field is present (≠ −2), even when it names
+the same leader; every other field is replaced only when present.  A
+ClearElrRecord empties the ELRs of a topic (of every topic when its name is
+empty), which adds one to the partition epoch of each partition it changes.
+
+An election is marked unclean when the new leader was in neither the previous
+ISR nor the previous ELR (replicas in the ELR are safe to elect, KIP-966), or
+when the leader recovery state becomes RECOVERING (1).
+
+Inputs are log dirs, ``__cluster_metadata-*`` dirs, their segments and
+snapshots (``<endOffset>-<epoch>.checkpoint``, ``bootstrap.checkpoint``).
+Several copies of the metadata log (one per broker) are merged by offset.
+Snapshots and log are replayed in offset order: a snapshot that the log
+reaches without a gap is checked against the replayed state; one that follows
+a gap (older segments deleted) becomes the new starting state, and the
+partitions it shows changed get an entry of their own.  Records after a gap
+that a later snapshot covers are left to that snapshot.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from ..findings import DecodeError, Finding, FindingLog, finding
+from ..formats.metadata_records import decode_metadata_record
+from ..log.file_kinds import snapshot_id
+from ..log.metadata_log import MetadataEntry, MetadataSources, find_metadata_sources, read_metadata_entries
+
+NO_LEADER = -1
+NO_LEADER_CHANGE = -2
+RECOVERED, RECOVERING = 0, 1
+LEADER_RECOVERY_STATES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
+
+
+@dataclass
+class TimelineEntry:
+    """A partition's registration after one metadata record (or as a snapshot shows it)."""
+
+    offset: int  # metadata log offset; for a snapshot, the last offset it covers (end offset - 1)
+    timestamp: int  # batch timestamp (ms); for a snapshot, its last contained log timestamp
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: list[int]
+    replicas: list[int]
+    elr: list[int] = field(default_factory=list)
+    last_known_elr: list[int] = field(default_factory=list)
+    leader_recovery_state: int = RECOVERED
+    unclean: bool = False
+    leader_changed: bool = False  # this entry grants a leader epoch (PartitionRecord, or Leader present)
+    adding_replicas: list[int] = field(default_factory=list)
+    removing_replicas: list[int] = field(default_factory=list)
+    topic_id: str | None = None
+    record: str = "PartitionRecord"  # PartitionRecord, PartitionChangeRecord, ClearElrRecord or "snapshot"
+    source: str = "log"  # "log" or "snapshot"
+    file: str | None = None
+
+    def same_registration(self, other: "TimelineEntry") -> bool:
+        """Whether two entries describe the same partition state (epochs, leader, replica sets)."""
+        return all(getattr(self, k) == getattr(other, k) for k in _STATE_FIELDS)
+
+
+_STATE_FIELDS = ("leader", "leader_epoch", "partition_epoch", "isr", "replicas", "elr", "last_known_elr",
+                 "leader_recovery_state", "adding_replicas", "removing_replicas")
+
+
+@dataclass
+class Timeline:
+    """Per (topic, partition): the registrations in order; plus what was read and what was wrong."""
+
+    partitions: dict[tuple[str, int], list[TimelineEntry]] = field(default_factory=dict)
+    topic_names: dict[str, str] = field(default_factory=dict)  # topic id -> name (every topic seen)
+    removed_topics: dict[str, dict[str, Any]] = field(default_factory=dict)  # topic id -> {name, offset}
+    findings: list[Finding] = field(default_factory=list)  # set when the build ends
+    log: FindingLog = field(default_factory=FindingLog, repr=False)  # collects findings while building
+    records: int = 0  # metadata records replayed (log and snapshots)
+    record_types: Counter = field(default_factory=Counter)
+    sources: list[str] = field(default_factory=list)  # files read
+    snapshots_loaded: list[str] = field(default_factory=list)  # snapshots used as a starting state
+    snapshots_checked: list[str] = field(default_factory=list)  # snapshots compared with the replayed log
+    log_start: int | None = None
+    log_end: int | None = None  # next offset after the last log record read
+    complete: bool = False  # the history starts at offset 0 or at a snapshot
+
+    # ------------------------------------------------------------------ queries
+    def entries(self, topic: str, partition: int, topic_id: str | None = None) -> list[TimelineEntry]:
+        """The entries of one incarnation of a partition: ``topic_id``'s, else the latest one's."""
+        es = self.partitions.get((topic, partition), [])
+        if not es:
+            return []
+        tid = topic_id if topic_id is not None else es[-1].topic_id
+        return [e for e in es if e.topic_id == tid]
+
+    def granted_epochs(self, topic: str, partition: int, topic_id: str | None = None) -> dict[int, int]:
+        """leader epoch -> leader, for the epochs whose grant the timeline shows (no-leader grants included as −1)."""
+        return {e.leader_epoch: e.leader for e in self.entries(topic, partition, topic_id)}
+
+    def epoch_range(self, topic: str, partition: int, topic_id: str | None = None) -> tuple[int, int] | None:
+        """(first, last) leader epoch known; every epoch between them was granted (epochs grow by one)."""
+        es = self.entries(topic, partition, topic_id)
+        return (es[0].leader_epoch, es[-1].leader_epoch) if es else None
+
+    def was_granted(self, topic: str, partition: int, epoch: int, topic_id: str | None = None) -> bool:
+        """Whether the controller granted ``epoch`` to a leader: an entry shows it (leader ≥ 0), or it lies in a
+        gap that a snapshot closes (the epochs the snapshot skipped over, leaders unknown).  Epochs before the
+        first entry are history the timeline does not hold: False."""
+        es = self.entries(topic, partition, topic_id)
+        for a, b in zip([None] + es, es):
+            if b.leader_epoch == epoch and (b.leader_changed or a is None):
+                return b.leader >= 0
+            if a is not None and b.source == "snapshot" and a.leader_epoch < epoch < b.leader_epoch:
+                return True
+        return False
+
+    def __json__(self) -> dict[str, Any]:
+        return {
+            "records": self.records,
+            "record_types": dict(sorted(self.record_types.items())),
+            "sources": self.sources,
+            "snapshots_loaded": self.snapshots_loaded,
+            "snapshots_checked": self.snapshots_checked,
+            "log_start": self.log_start,
+            "log_end": self.log_end,
+            "complete": self.complete,
+            "topic_names": self.topic_names,
+            "removed_topics": self.removed_topics,
+            "partitions": [{"topic": t, "partition": p, "topic_id": es[-1].topic_id if es else None,
+                            "entries": es}
+                           for (t, p), es in sorted(self.partitions.items())],
+            "findings": self.findings,
+        }
+
+
+# --------------------------------------------------------------------------- inputs
+_Rec = MetadataEntry
+
+
+def _read_records(path: Any, tl: Timeline) -> tuple[list[_Rec], dict[str, Any]]:
+    """Every record of a segment or snapshot (controls as offset placeholders), and the control records seen."""
+    recs, controls, findings = read_metadata_entries(path)
+    tl.log.extend(findings)
+    tl.sources.append(str(path))
+    return recs, controls
+
+
+def _one_cluster(src: MetadataSources, tl: Timeline) -> None:
+    """Keep the files of one cluster (the one with most metadata dirs) when log dirs of several were given."""
+    dirs = set(src.logs) | {str(p.parent) for p in src.snapshots}
+    clusters: dict[str, list[str]] = {}
+    for d in sorted(dirs):
+        cid = src.cluster_ids.get(d)
+        if cid is not None:
+            clusters.setdefault(cid, []).append(d)
+    if len(clusters) <= 1:
+        return
+    chosen = sorted(clusters, key=lambda c: (-len(clusters[c]), c))[0]
+    others = {d for c, ds in clusters.items() if c != chosen for d in ds}
+    src.logs = {d: segs for d, segs in src.logs.items() if d not in others}
+    src.snapshots = [p for p in src.snapshots if str(p.parent) not in others]
+    tl.log.add(finding("METADATA_CLUSTERS_DIFFER", f"metadata logs of {len(clusters)} clusters were given; only cluster {chosen}'s "
+                               "are replayed", **{"clusters": dict(sorted(clusters.items())), "chosen": chosen}))
+
+
+def _merge_logs(src: MetadataSources, tl: Timeline) -> list[_Rec]:
+    """One record per offset from every copy of the metadata log; on a conflict the higher Raft epoch wins."""
+    dirs = list(src.logs)
+    by_offset: dict[int, _Rec] = {}
+    diverged: Counter = Counter()
+    for d in dirs:
+        for seg in src.logs[d]:
+            recs, _ = _read_records(seg, tl)
+            for r in recs:
+                old = by_offset.get(r.offset)
+                if old is None:
+                    by_offset[r.offset] = r
+                elif old.value != r.value:
+                    diverged[(old.file, r.file)] += 1
+                    if r.raft_epoch > old.raft_epoch:
+                        by_offset[r.offset] = r  # Raft keeps the entry of the newer epoch
+    for (a, b), n in sorted(diverged.items()):
+        tl.log.add(finding("METADATA_REPLICAS_DIVERGE", f"{n} offset(s) hold different records in {a} and {b}; the higher Raft epoch's "
+                                   "record is replayed", file=b, **{"other": a, "offsets": n}))
+    return [by_offset[o] for o in sorted(by_offset)]
+
+
+# --------------------------------------------------------------------------- replay
+class _State:
+    """The controller's view being replayed: topic names and partition registrations."""
+
+    def __init__(self, tl: Timeline, emit: bool):
+        self.tl = tl
+        self.emit = emit  # False while building a snapshot's state for comparison
+        self.names: dict[str, str] = {}  # live topic id -> name
+        self.parts: dict[tuple[str, int], TimelineEntry] = {}  # (topic id, partition) -> registration
+        self.txn: list[tuple[_Rec, dict]] | None = None  # records of an open metadata transaction
+
+    def name(self, tid: str) -> str:
+        return self.names.get(tid) or self.tl.topic_names.get(tid) or tid
+
+    def _add(self, tid: str, partition: int, e: TimelineEntry) -> None:
+        self.parts[(tid, partition)] = e
+        if self.emit:
+            self.tl.partitions.setdefault((self.name(tid), partition), []).append(e)
+
+    def _finding(self, code: str, msg: str, rec: _Rec, **facts) -> None:
+        if self.emit:
+            self.tl.log.add(finding(code, msg, file=rec.file, position=rec.position, offset=rec.offset, **facts))
+
+    def record(self, rec: _Rec, d: dict[str, Any], source: str) -> None:
+        """Apply one decoded record, buffering those inside a metadata transaction until it ends."""
+        kind = d["type"]
+        if kind == "BeginTransactionRecord":
+            if self.txn is not None:
+                self._finding("METADATA_TRANSACTION_NESTED", "BeginTransactionRecord inside an open metadata transaction", rec)
+                self._flush()
+            self.txn = []
+        elif kind == "EndTransactionRecord":
+            self._flush()
+        elif kind == "AbortTransactionRecord":
+            n = len(self.txn or [])
+            self.txn = None
+            self._finding("METADATA_TRANSACTION_ABORTED", f"metadata transaction aborted; its {n} record(s) are not replayed", rec,
+                          reason=d["data"].get("reason"), records=n)
+        elif self.txn is not None:
+            self.txn.append((rec, d))
+        else:
+            self.apply(rec, d, source)
+
+    def _flush(self) -> None:
+        pending, self.txn = self.txn or [], None
+        for rec, d in pending:
+            self.apply(rec, d, "log")
+
+    def apply(self, rec: _Rec, d: dict[str, Any], source: str) -> None:
+        kind, data = d["type"], d["data"]
+        if kind == "TopicRecord":
+            self.names[data["topicId"]] = data["name"]
+            self.tl.topic_names[data["topicId"]] = data["name"]
+        elif kind == "RemoveTopicRecord":
+            tid = data["topicId"]
+            for key in [k for k in self.parts if k[0] == tid]:
+                del self.parts[key]
+            if self.emit:
+                self.tl.removed_topics[tid] = {"name": self.name(tid), "offset": rec.offset,
+                                               "timestamp": rec.timestamp}
+            self.names.pop(tid, None)
+        elif kind == "PartitionRecord":
+            self._partition(rec, data, source)
+        elif kind == "PartitionChangeRecord":
+            self._change(rec, data, source)
+        elif kind == "ClearElrRecord":
+            self._clear_elr(rec, data, source)
+
+    def _partition(self, rec: _Rec, d: dict, source: str) -> None:
+        tid, p = d["topicId"], d["partitionId"]
+        if tid not in self.names and tid not in self.tl.topic_names:
+            self._finding("TOPIC_ID_UNNAMED", f"PartitionRecord for topic id {tid}, which no TopicRecord names", rec, topic_id=tid)
+        prev = self.parts.get((tid, p))
+        lrs = d.get("leaderRecoveryState", RECOVERED)
+        e = TimelineEntry(
+            offset=rec.offset, timestamp=rec.timestamp, leader=d["leader"], leader_epoch=d["leaderEpoch"],
+            partition_epoch=d["partitionEpoch"], isr=list(d["isr"]), replicas=list(d["replicas"]),
+            elr=list(d.get("eligibleLeaderReplicas") or []), last_known_elr=list(d.get("lastKnownElr") or []),
+            leader_recovery_state=lrs, leader_changed=True,
+            adding_replicas=list(d["addingReplicas"]), removing_replicas=list(d["removingReplicas"]),
+            topic_id=tid, record="PartitionRecord", source=source, file=rec.file)
+        e.unclean = _unclean(prev, e) if prev is not None else lrs == RECOVERING
+        self._add(tid, p, e)
+
+    def _change(self, rec: _Rec, d: dict, source: str) -> None:
+        tid, p = d["topicId"], d["partitionId"]
+        prev = self.parts.get((tid, p))
+        if prev is None:
+            self._finding("CHANGE_WITHOUT_PARTITION", f"PartitionChangeRecord at offset {rec.offset} for {self.name(tid)}-{p}, which no "
+                          "PartitionRecord or snapshot before it registers", rec, topic=self.name(tid), partition=p)
+            return
+        leader = d.get("leader", NO_LEADER_CHANGE)
+        changed = leader != NO_LEADER_CHANGE
+        lrs = d.get("leaderRecoveryState", -1)
+
+        def pick(key: str, old: list[int]) -> list[int]:
+            v = d.get(key)
+            return old if v is None else list(v)  # absent or null: unchanged
+
+        e = TimelineEntry(
+            offset=rec.offset, timestamp=rec.timestamp, leader=leader if changed else prev.leader,
+            leader_epoch=prev.leader_epoch + 1 if changed else prev.leader_epoch,
+            partition_epoch=prev.partition_epoch + 1,
+            isr=pick("isr", prev.isr), replicas=pick("replicas", prev.replicas),
+            elr=pick("eligibleLeaderReplicas", prev.elr), last_known_elr=pick("lastKnownElr", prev.last_known_elr),
+            leader_recovery_state=prev.leader_recovery_state if lrs == -1 else lrs, leader_changed=changed,
+            adding_replicas=pick("addingReplicas", prev.adding_replicas),
+            removing_replicas=pick("removingReplicas", prev.removing_replicas),
+            topic_id=tid, record="PartitionChangeRecord", source=source, file=rec.file)
+        e.unclean = _unclean(prev, e)
+        self._add(tid, p, e)
+
+    def _clear_elr(self, rec: _Rec, d: dict, source: str) -> None:
+        name = d["topicName"]
+        tids = set(self.names) if name == "" else {t for t, n in self.names.items() if n == name}
+        if not tids:
+            self._finding("CLEAR_ELR_UNKNOWN_TOPIC", f"ClearElrRecord names no live topic ({name!r})",
+                          rec, topic=name)
+        for (tid, p), prev in sorted(self.parts.items()):
+            if tid in tids and (prev.elr or prev.last_known_elr):
+                # the controller merges an empty ELR change: one partition epoch more, same leader epoch
+                self._add(tid, p, replace(prev, offset=rec.offset, timestamp=rec.timestamp, elr=[], last_known_elr=[],
+                                          partition_epoch=prev.partition_epoch + 1, leader_changed=False,
+                                          unclean=False, record="ClearElrRecord", source=source, file=rec.file))
+
+
+def _unclean(prev: TimelineEntry, new: TimelineEntry) -> bool:
+    if new.leader_recovery_state == RECOVERING and prev.leader_recovery_state != RECOVERING:
+        return True
+    return new.leader_changed and new.leader >= 0 and new.leader not in prev.isr and new.leader not in prev.elr
+
+
+def _decode(rec: _Rec, tl: Timeline, emit: bool = True) -> dict | None:
+    try:
+        d = decode_metadata_record(rec.value)
+    except DecodeError as e:
+        if emit:
+            tl.log.add(finding(e.code, f"offset {rec.offset}: {e.message}", file=rec.file, position=rec.position,
+                               **{**e.finding.facts, "offset": rec.offset}))
+        return None
+    tl.records += 1
+    tl.record_types[d["type"]] += 1
+    return d
+
+
+def _load_snapshot(path: Any, tl: Timeline) -> tuple[_State, int, int] | None:
+    """The state a snapshot holds, its end offset and its timestamp (None when it is unusable)."""
+    recs, controls = _read_records(path, tl)
+    if "SNAPSHOT_FOOTER" not in controls or "SNAPSHOT_HEADER" not in controls:
+        missing = [c for c in ("SNAPSHOT_HEADER", "SNAPSHOT_FOOTER") if c not in controls]
+        tl.log.add(finding("SNAPSHOT_INCOMPLETE", f"snapshot without {' and '.join(missing)}: not used", file=str(path),
+                                   **{"missing": missing}))
+        return None
+    header = controls["SNAPSHOT_HEADER"]
+    ts = header.get("lastContainedLogTimestamp", -1)
+    end = (snapshot_id(path.name) or (0, 0))[0]
+    st = _State(tl, emit=False)
+    for r in recs:
+        if r.value is None:
+            continue
+        d = _decode(r, tl)
+        if d is not None:
+            st.record(r, d, "snapshot")
+    return st, end, ts
+
+
+def _adopt(tl: Timeline, state: _State, snap: _State, path: Any, end: int, ts: int) -> _State:
+    """Make a snapshot (which follows a gap) the current state; partitions it shows changed get an entry."""
+    snap.emit = True
+    for tid, name in snap.names.items():
+        tl.topic_names[tid] = name
+    for tid in set(state.names) - set(snap.names):
+        tl.removed_topics.setdefault(tid, {"name": state.names[tid], "offset": None, "timestamp": None,
+                                           "before_snapshot": str(path)})
+    for (tid, p), reg in sorted(snap.parts.items()):
+        prev = state.parts.get((tid, p))
+        if prev is not None and prev.same_registration(reg):
+            snap.parts[(tid, p)] = prev
+            continue
+        e = replace(reg, offset=end - 1, timestamp=ts, record="snapshot", source="snapshot", file=str(path),
+                    leader_changed=prev is None or reg.leader_epoch != prev.leader_epoch, unclean=False)
+        if prev is not None:
+            # only one election in the gap is certain when the epoch moved by exactly one
+            one = e.leader_epoch == prev.leader_epoch + 1
+            e.unclean = (e.leader_recovery_state == RECOVERING and prev.leader_recovery_state != RECOVERING) or (
+                one and e.leader >= 0 and e.leader not in prev.isr and e.leader not in prev.elr)
+        snap.parts[(tid, p)] = e
+        tl.partitions.setdefault((snap.name(tid), p), []).append(e)
+    tl.snapshots_loaded.append(str(path))
+    return snap
+
+
+def _check_snapshot(tl: Timeline, state: _State, snap: _State, path: Any) -> None:
+    """A snapshot the log reaches without a gap must hold the replayed state."""
+    tl.snapshots_checked.append(str(path))
+    diffs = []
+    for key in sorted(set(state.parts) | set(snap.parts)):
+        a, b = state.parts.get(key), snap.parts.get(key)
+        if a is None or b is None or not a.same_registration(b):
+            diffs.append({"topic": state.name(key[0]), "partition": key[1],
+                          "replayed": None if a is None else {k: getattr(a, k) for k in _STATE_FIELDS},
+                          "snapshot": None if b is None else {k: getattr(b, k) for k in _STATE_FIELDS}})
+    if set(state.names.items()) != set(snap.names.items()):
+        diffs.append({"topics_replayed": len(state.names), "topics_snapshot": len(snap.names)})
+    if diffs:
+        tl.log.add(finding("SNAPSHOT_DISAGREES_WITH_LOG", f"{len(diffs)} difference(s) between the snapshot and the log replayed up to "
+                                   "its end offset", file=str(path), **{"differences": diffs[:10]}))
+
+
+def build_timeline(inputs: Any) -> Timeline:
+    """Replay the metadata log copies and snapshots in ``inputs`` into per-partition timelines.
+
+    ``inputs`` is what :func:`~kforensics.log.metadata_log.find_metadata_sources`
+    takes (paths on any source, log-dir or partition objects; one or a list),
+    or a :class:`~kforensics.log.metadata_log.MetadataSources`.  Raises
+    ``FileNotFoundError`` for a path that does not exist; everything wrong
+    inside the files becomes a finding.
+    """
+    if isinstance(inputs, MetadataSources):
+        src = inputs
+    else:
+        src = find_metadata_sources(list(inputs) if isinstance(inputs, (list, tuple)) else [inputs])
+    tl = Timeline()
+    tl.log.extend(src.findings)
+    _one_cluster(src, tl)
+    log = _merge_logs(src, tl)
+    snapshots = list(src.snapshots)
+    if not log and not snapshots and src.bootstraps:
+        # a bootstrap file holds the records a new cluster starts from, at offsets 0..
+        recs, _ = _read_records(src.bootstraps[0], tl)
+        log = recs
+    state = _State(tl, emit=True)
+    pos: int | None = None  # next offset the replay expects
+    skipped: list[int] = []
+
+    def snapshot(path: Any) -> None:
+        nonlocal state, pos
+        loaded = _load_snapshot(path, tl)
+        if loaded is None:
+            return
+        snap, end, ts = loaded
+        if pos == end:
+            _check_snapshot(tl, state, snap, path)
+        else:
+            state = _adopt(tl, state, snap, path, end, ts)
+            pos = end
+            tl.complete = True
+
+    def flush_skipped() -> None:
+        if skipped:
+            tl.log.add(finding("METADATA_RECORDS_SUPERSEDED", f"log offsets {skipped[0]}-{skipped[-1]} have no known state to apply to "
+                                       "(they precede the first snapshot or follow a gap); the next snapshot's "
+                                       "state covers them", **{"first": skipped[0], "last": skipped[-1]}))
+            skipped.clear()
+
+    si = 0
+    for rec in log:
+        while si < len(snapshots) and _end_offset(snapshots[si]) <= rec.offset:
+            flush_skipped()
+            snapshot(snapshots[si])
+            si += 1
+        if pos is None and rec.offset > 0 and any(_end_offset(s) > rec.offset for s in snapshots[si:]):
+            skipped.append(rec.offset)  # snapshot first: the log before it cannot be placed on any state
+            continue
+        if pos is None:
+            tl.complete = rec.offset == 0
+            if rec.offset > 0:
+                tl.log.add(finding("METADATA_HISTORY_INCOMPLETE", f"the metadata log starts at offset {rec.offset} with no snapshot before "
+                                           "it: partitions created earlier are unknown until a change names them",
+                                           file=rec.file, **{"offset": rec.offset}))
+            pos = rec.offset
+        if rec.offset < pos:
+            continue  # a snapshot already covers it
+        if rec.offset > pos:
+            later = [s for s in snapshots[si:] if _end_offset(s) > rec.offset]
+            if later:
+                skipped.append(rec.offset)
+                continue
+            tl.log.add(finding("METADATA_LOG_GAP", f"metadata offsets {pos}-{rec.offset - 1} are missing and no snapshot covers "
+                                       "them: epochs after the gap may be lower than the controller's",
+                                       file=rec.file, **{"first_missing": pos, "next": rec.offset}))
+        pos = rec.offset + 1
+        if tl.log_start is None:
+            tl.log_start = rec.offset
+        tl.log_end = pos
+        if rec.value is not None:
+            d = _decode(rec, tl)
+            if d is not None:
+                state.record(rec, d, "log")
+    flush_skipped()
+    for s in snapshots[si:]:
+        snapshot(s)
+    if state.txn:
+        tl.log.add(finding("METADATA_TRANSACTION_OPEN", f"the log ends inside a metadata transaction; its "
+                                                        f"{len(state.txn)} record(s) are not replayed",
+                           records=len(state.txn)))
+    tl.findings = tl.log.findings()
+    return tl
+
+
+def _end_offset(path: Any) -> int:
+    return (snapshot_id(path.name) or (-1, -1))[0]

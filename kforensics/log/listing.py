@@ -1,0 +1,63 @@
+"""Directory listings over every source (local, tar archive, remote): name, kind of entry, path.
+
+Only the listing is read.  An entry is a directory, a regular file (a
+symlink counts when it leads to one), or something else that is never
+opened (a FIFO, device, socket or dangling link), named by :attr:`Entry.what`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    path: Any
+    is_dir: bool
+    is_file: bool
+    what: str = "regular file"
+
+
+def as_path(path: Any) -> Any:
+    """A local path as ``Path``; archive and remote paths as they are."""
+    return Path(path) if isinstance(path, (str, os.PathLike)) else path
+
+
+def _local_entry(base: Path, e: os.DirEntry) -> Entry:
+    p = base / e.name
+    try:
+        if e.is_dir(follow_symlinks=False):
+            return Entry(e.name, p, True, False, "directory")
+        st = os.stat(e.path)  # follows a symlink: Kafka would read what it leads to
+    except OSError:
+        return Entry(e.name, p, False, False, "dangling symbolic link" if e.is_symlink() else "unreadable entry")
+    if stat.S_ISREG(st.st_mode):
+        return Entry(e.name, p, False, True)
+    if stat.S_ISDIR(st.st_mode):
+        return Entry(e.name, p, False, False, "symbolic link to a directory")
+    kinds = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+             (stat.S_ISSOCK, "socket"))
+    return Entry(e.name, p, False, False, next((n for t, n in kinds if t(st.st_mode)), "special file"))
+
+
+def list_dir(path: Any, unreadable: list | None = None) -> list[Entry]:
+    """Sorted entries of a local, archive or remote directory; a failure to list goes to ``unreadable``."""
+    base = as_path(path)
+    try:
+        if isinstance(base, Path):
+            with os.scandir(base) as it:
+                return sorted((_local_entry(base, e) for e in it), key=lambda e: e.name)
+        out = []
+        for p in base.iterdir():
+            d = p.is_dir()
+            out.append(Entry(p.name, p, d, not d, "directory" if d else "regular file"))
+        return sorted(out, key=lambda e: e.name)
+    except OSError as e:
+        if unreadable is not None:
+            unreadable.append((base, e.strerror or str(e)))
+        return []

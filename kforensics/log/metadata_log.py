@@ -1,0 +1,150 @@
+"""The KRaft metadata log as files: where its copies and snapshots are, and their records in offset order.
+
+Locating works on every source (directory, tar archive, remote filesystem)
+through the log-dir objects; reading goes through the segment reader, so a
+damaged metadata segment yields findings like any other segment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding, FindingLog, finding
+from ..formats.record_batch import CONTROL_BIT
+from .file_kinds import classify_name, is_metadata_dir, parse_partition_dir_name, snapshot_id
+from .listing import as_path
+from .log_dir import LogDir, find_log_dirs, open_log_dir
+from .partition import PartitionLog, open_partition
+from .records import EntryRecords
+from .segment_reader import SegmentReader
+
+
+@dataclass(slots=True)
+class MetadataEntry:
+    """One record of a metadata log copy or snapshot: ``value`` is None for control records."""
+
+    offset: int
+    timestamp: int
+    raft_epoch: int
+    value: bytes | None
+    file: str
+    position: int
+    control: dict | None = None
+
+
+@dataclass
+class MetadataSources:
+    """The copies of a metadata log (one per broker), its snapshots and bootstrap files."""
+
+    logs: dict[str, list[Any]] = field(default_factory=dict)  # metadata dir -> its segments, in offset order
+    snapshots: list[Any] = field(default_factory=list)  # in (end offset, epoch) order
+    bootstraps: list[Any] = field(default_factory=list)
+    cluster_ids: dict[str, str | None] = field(default_factory=dict)  # metadata dir -> its broker's cluster id
+    findings: list[Finding] = field(default_factory=list)
+
+    def add_partition(self, pd: PartitionLog, cluster_id: str | None) -> None:
+        label = str(pd.path)
+        segs = [s.log for s in pd.sorted_segments() if s.log is not None]
+        if segs or pd.kraft_snapshots:
+            self.logs.setdefault(label, []).extend(segs)
+            self.cluster_ids.setdefault(label, cluster_id)
+        for p, kind in pd.kraft_snapshots:
+            if not kind.leftover:
+                self.snapshots.append(p)
+
+    def add_log_dir(self, ld: LogDir) -> None:
+        cluster = _cluster_id(ld)
+        for pd in ld.partitions:
+            if pd.is_metadata_log and pd.name.suffix is None:
+                self.add_partition(pd, cluster)
+        if "bootstrap_snapshot" in ld.root_files:
+            self.bootstraps.append(ld.root_files["bootstrap_snapshot"])
+
+    @property
+    def empty(self) -> bool:
+        return not (self.logs or self.snapshots or self.bootstraps)
+
+    def sort(self) -> None:
+        self.snapshots = sorted(set(self.snapshots), key=lambda p: (snapshot_id(p.name) or (-1, -1), str(p)))
+
+
+def _cluster_id(ld: LogDir) -> str | None:
+    sf = ld.read_root("meta_properties")
+    return None if sf is None or sf.value is None else sf.value.cluster_id
+
+
+def find_metadata_sources(inputs: list[Any]) -> MetadataSources:
+    """Metadata log copies, snapshots and bootstrap files in ``inputs``.
+
+    Each input is a log-dir object, a partition object, or a path (any
+    source): a broker log dir, a corpus holding several, a
+    ``__cluster_metadata-0`` dir, or one segment or snapshot file.  A path
+    that does not exist raises ``FileNotFoundError`` (a usage error).
+    """
+    src = MetadataSources()
+    for item in inputs:
+        if isinstance(item, LogDir):
+            src.add_log_dir(item)
+        elif isinstance(item, PartitionLog):
+            src.add_partition(item, None)
+        else:
+            p = as_path(item)
+            if not p.exists():
+                raise FileNotFoundError(f"no such file or directory: {p}")
+            if p.is_file():
+                kind = classify_name(p.name)
+                if kind.leftover:
+                    continue
+                if kind.kind == "kraft_snapshot":
+                    src.snapshots.append(p)
+                elif kind.kind == "bootstrap_snapshot":
+                    src.bootstraps.append(p)
+                elif kind.kind == "log":
+                    src.logs.setdefault(str(p.parent), []).append(p)
+            elif is_metadata_dir(p.name):
+                unreadable: list = []
+                pd = open_partition(p, parse_partition_dir_name(p.name), unreadable)
+                for path, err in unreadable:
+                    src.findings.append(finding("UNREADABLE_DIR", f"cannot list: {err}", file=path))
+                parent = p.parent
+                cluster = _cluster_id(open_log_dir(parent)) if parent is not None else None
+                src.add_partition(pd, cluster)
+            else:
+                for d in find_log_dirs(p):
+                    src.add_log_dir(open_log_dir(d))
+    for d in src.logs:
+        src.logs[d] = sorted(set(src.logs[d]), key=lambda f: (classify_name(f.name).base_offset or 0, f.name))
+    src.sort()
+    return src
+
+
+def read_metadata_entries(path: Any) -> tuple[list[MetadataEntry], dict[str, dict], list[Finding]]:
+    """Every record of a metadata segment or snapshot in order (control records as offset placeholders),
+    the control records seen by type, and the findings."""
+    out: list[MetadataEntry] = []
+    controls: dict[str, dict] = {}
+    log = FindingLog()
+    reader = SegmentReader(path)
+    label = reader.label
+    for b in reader.batches():
+        if not b.is_valid:
+            continue  # the reader reports the CRC mismatch; its content cannot be trusted
+        recs = EntryRecords(b, with_data=True, file=label)
+        control = bool(b.attributes & CONTROL_BIT)
+        for r in recs:
+            if r.control is not None or control:
+                c = r.control or {}
+                controls.setdefault(c.get("type", "UNKNOWN"), c)
+                out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, None, label,
+                                         b.position, c))
+            elif r.value is None:
+                log.add(finding("NULL_METADATA_RECORD", f"metadata record at offset {r.offset} has a null value",
+                                file=label, position=b.position, offset=r.offset))
+            else:
+                out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, bytes(r.value), label,
+                                         b.position))
+        if recs.error is not None:
+            log.add(recs.error)
+    log.extend(reader.summary.findings)
+    return out, controls, log.findings()

@@ -1,0 +1,113 @@
+"""Reading every file that is not a sequence of batches: bounded, decoded, placed, and hashed for custody.
+
+Indexes, text checkpoints, producer snapshots, ``partition.metadata``,
+``meta.properties``, ``quorum-state`` and ``.kafka_cleanshutdown`` all go
+through :func:`read_side_file`: the size is capped per kind before anything
+is read, only regular files are opened, the decoder's findings are placed in
+the file, and the bytes read are hashed for the chain of custody.  Nothing
+else in kforensics reads these files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding, finding
+from .file_kinds import FileKind, classify_name
+from .sources import FileTooLarge, NotRegularFile, read_bounded
+
+KiB, MiB = 1 << 10, 1 << 20
+#: the largest file of each kind that is read; larger ones are reported, not read
+CAPS = {
+    "offset_index": 64 * MiB,  # segment.index.bytes is 10 MiB by default
+    "time_index": 64 * MiB,
+    "txn_index": 64 * MiB,
+    "producer_snapshot": 16 * MiB,  # 46 bytes per producer: 350 000 producers
+    "replication_offset_checkpoint": 64 * MiB,  # one line per partition of the broker
+    "recovery_point_offset_checkpoint": 64 * MiB,
+    "log_start_offset_checkpoint": 64 * MiB,
+    "cleaner_offset_checkpoint": 64 * MiB,
+    "leader_epoch_checkpoint": 4 * MiB,  # one line per epoch
+    "partition_metadata": 64 * KiB,
+    "meta_properties": 64 * KiB,
+    "quorum_state": 1 * MiB,
+    "clean_shutdown": 64 * KiB,
+    "lock": 0,
+}
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """An input file that was read: for the report's chain of custody."""
+
+    path: str
+    kind: str
+    size: int
+    sha256: str | None
+
+
+@dataclass
+class SideFile:
+    """A side file as read: its decoded value (None when unreadable) and what was wrong with it."""
+
+    path: str
+    kind: str
+    value: Any = None
+    record: FileRecord | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+
+def decoder(kind: str, base_offset: int | None = None) -> Callable[[bytes], Any] | None:
+    """The format decoder for a side-file kind (None for kinds with no content to decode)."""
+    from ..formats import (checkpoint, clean_shutdown, meta_properties, offset_index, partition_metadata,
+                           producer_snapshot, quorum_state, time_index, txn_index)
+
+    base = base_offset or 0
+    simple = {"partition_metadata": partition_metadata.decode, "meta_properties": meta_properties.decode,
+              "quorum_state": quorum_state.decode, "clean_shutdown": clean_shutdown.decode,
+              "producer_snapshot": producer_snapshot.decode}
+    if kind in simple:
+        return simple[kind]
+    if kind == "offset_index":
+        return lambda data: offset_index.decode(data, base)
+    if kind == "time_index":
+        return lambda data: time_index.decode(data, base)
+    if kind == "txn_index":
+        return lambda data: txn_index.decode(data, base_offset)
+    if kind in checkpoint.KINDS:
+        return lambda data: checkpoint.decode(data, kind)
+    return None
+
+
+def read_side_file(path: Any, kind: FileKind | str | None = None, *, base_offset: int | None = None) -> SideFile:
+    """Read and decode one side file (never raises for what the evidence holds)."""
+    if kind is None:
+        kind = classify_name(str(getattr(path, "name", path)))
+    if isinstance(kind, FileKind):
+        base_offset = kind.base_offset if base_offset is None else base_offset
+        kind = kind.kind
+    label = str(path)
+    out = SideFile(label, kind)
+    cap = CAPS.get(kind, 64 * MiB)
+    try:
+        data = read_bounded(path, cap)
+    except FileTooLarge as e:
+        out.findings.append(finding("FILE_TOO_LARGE", f"{e.size} bytes: far more than a {kind} holds (at most "
+                                                      f"{cap} bytes are read); not read", file=label, size=e.size,
+                                    cap=cap))
+        return out
+    except NotRegularFile as e:
+        out.findings.append(finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=label))
+        return out
+    except OSError as e:
+        out.findings.append(finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=label))
+        return out
+    out.record = FileRecord(label, kind, len(data), hashlib.sha256(data).hexdigest())
+    decode = decoder(kind, base_offset)
+    if decode is not None:
+        out.value = decode(data)
+        out.findings += [f.at(label) for f in getattr(out.value, "findings", [])]
+    return out

@@ -1,0 +1,96 @@
+"""Log recovery at the next start (``LogLoader``): which segments it reads, where it cuts, what is lost.
+
+Without a ``.kafka_cleanshutdown`` marker, every segment from the one holding
+the recovery point on is recovered (``recoverLog``): the first invalid entry
+(CRC mismatch, zero-filled range, torn or impossible batch) cuts the log
+there and every later segment is deleted.  With the marker nothing is
+recovered, and damage stays in place.  Segments without an ``.index`` are
+recovered either way (``LogSegment.sanityCheck``).  The plan is computed from
+the scan's segment facts; scan reports it and replay starts from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class SegmentExtent(Protocol):
+    base_offset: int
+    path: str | None
+    size: int
+    batches: int
+    records: int
+    first_offset: int | None
+    last_offset: int | None
+    first_invalid_position: int | None
+    valid_end_offset: int | None
+    valid_records: int
+    cut_records_below_hw: int
+    has_index: bool
+
+
+@dataclass
+class RecoveryPlan:
+    """What log loading would do to one partition (computed, never done)."""
+
+    recovers: bool = False  # any segment is recovered
+    clean_shutdown: bool = False
+    from_segment: int | None = None  # base offset of the first segment recovered
+    truncate_segment: str | None = None  # the segment recovery cuts
+    truncate_position: int | None = None  # ... at this byte
+    log_end_offset: int | None = None  # the LEO after loading
+    lost_first_offset: int | None = None  # offsets [first, last] that recovery removes
+    lost_last_offset: int | None = None
+    lost_records: int = 0
+    lost_committed_records: int = 0  # of those, records below the high watermark
+    lost_bytes: int = 0
+    segments_deleted: list[str] = field(default_factory=list)
+    rebuilds_indexes: list[str] = field(default_factory=list)
+    damage_kept: str | None = None  # the segment whose damage stays because recovery is skipped
+    note: str | None = None
+
+    @property
+    def truncates(self) -> bool:
+        return self.truncate_segment is not None
+
+
+def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recovery_point: int | None,
+                  log_end_offset: int | None, deleting: bool = False) -> RecoveryPlan:
+    """The recovery plan for a partition's segments (in offset order)."""
+    plan = RecoveryPlan(clean_shutdown=clean_shutdown, log_end_offset=log_end_offset)
+    if deleting:
+        plan.note = "-delete directory: loaded without recovery and deleted"
+        return plan
+    segs = [s for s in segments if s.path]
+    plan.rebuilds_indexes = [s.path for s in segs if not s.has_index and s.batches]
+    if clean_shutdown:
+        bad = next((s for s in segs if s.first_invalid_position is not None), None)
+        if bad is not None:
+            plan.damage_kept = bad.path
+        return plan
+    # an absent recovery point means 0: the whole log is recovered
+    rp = recovery_point if recovery_point is not None else 0
+    start = 0
+    for i, s in enumerate(segs):
+        if s.base_offset <= rp:
+            start = i
+    if start < len(segs):
+        plan.recovers = True
+        plan.from_segment = segs[start].base_offset
+    for i, s in enumerate(segs[start:], start):
+        if s.first_invalid_position is None:
+            continue
+        later = segs[i + 1 :]
+        plan.truncate_segment, plan.truncate_position = s.path, s.first_invalid_position
+        plan.segments_deleted = [x.path for x in later]
+        plan.lost_bytes = (s.size - s.first_invalid_position) + sum(x.size for x in later)
+        plan.lost_records = (s.records - s.valid_records) + sum(x.records for x in later)
+        plan.lost_committed_records = s.cut_records_below_hw + sum(x.cut_records_below_hw for x in later)
+        kept_end = s.valid_end_offset if s.valid_end_offset is not None else s.base_offset
+        ends = [x.last_offset for x in [s, *later] if x.last_offset is not None]
+        if ends and max(ends) >= kept_end:
+            plan.lost_first_offset, plan.lost_last_offset = kept_end, max(ends)
+        plan.log_end_offset = kept_end
+        break
+    return plan

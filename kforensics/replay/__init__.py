@@ -1,0 +1,1 @@
+"""Replay: what Kafka's replication does next to the replicas found on disk, and what that costs (verdicts)."""

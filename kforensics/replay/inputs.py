@@ -1,0 +1,109 @@
+"""Replicas for replay, from brokers' log dirs: scan each, keep the replay columns, group partitions across brokers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..log.batch_table import BatchTable
+from ..log.file_kinds import METADATA_TOPIC
+from ..log.partition import PartitionLog
+from ..log.segment import LogSegment
+from ..scan.broker import scan_log_dirs
+from ..scan.model import PartitionScan, ScanReport
+from .replica import COLUMNS, BatchLog, Replica
+from .verdicts import RecordDigest
+
+
+class ReplicaCollector:
+    """A scan batch sink that keeps, per partition dir, the columns replay needs (never the whole table)."""
+
+    def __init__(self):
+        self.parts: dict[str, list[np.ndarray]] = defaultdict(list)
+        self.segments: dict[str, list[Any]] = defaultdict(list)
+
+    def __call__(self, pd: PartitionLog, seg: LogSegment, t: BatchTable) -> None:
+        key = str(pd.path)
+        segs = self.segments[key]
+        if not segs or segs[-1] is not seg.log:
+            segs.append(seg.log)
+        self.parts[key].append(replay_columns(t, len(segs) - 1))
+
+    def replica(self, broker_id: int, p: PartitionScan) -> Replica:
+        parts = self.parts.pop(p.path, [])
+        data = np.concatenate(parts) if parts else BatchLog.empty().data
+        return Replica(broker_id, BatchLog(data), log_start=p.log_start_offset or 0, high_watermark=p.high_watermark,
+                       epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
+                       segments=self.segments.pop(p.path, []))
+
+
+def replay_columns(t: BatchTable, segment: int) -> np.ndarray:
+    """The replay's columns of a chunk of batch headers; a damaged batch's CRC matches nothing (-1)."""
+    n = len(t)
+    cols = []
+    for name in COLUMNS:
+        if name == "base_offset":
+            cols.append(t.first_offsets())
+        elif name == "crc":
+            cols.append(np.where(t.crc_valid(), t["crc"], -1))
+        elif name == "segment":
+            cols.append(np.full(n, segment, dtype=np.int64))
+        else:
+            cols.append(t[name])
+    return np.stack(cols, axis=1) if n else np.empty((0, len(COLUMNS)), dtype=np.int64)
+
+
+@dataclass
+class LoadedBrokers:
+    """Every broker's scan and the replicas of each partition, grouped across brokers."""
+
+    groups: dict[tuple[str, int], list[Replica]] = field(default_factory=dict)
+    reports: list[ScanReport] = field(default_factory=list)
+    broker_ids: list[int] = field(default_factory=list)
+
+
+def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: str = "latest") -> LoadedBrokers:
+    """Scan each broker's log dir(s) and group the replicas of each partition.
+
+    ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
+    broker ids come from meta.properties (or their position, when absent).
+    """
+    out = LoadedBrokers()
+    groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
+    items = brokers.items() if isinstance(brokers, dict) else [(None, [d]) for d in brokers]
+    for i, (bid, dirs) in enumerate(items):
+        collect = ReplicaCollector()
+        report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=collect)
+        out.reports.append(report)
+        broker_id = bid if bid is not None else (report.broker.node_id if report.broker.node_id is not None else i)
+        out.broker_ids.append(broker_id)
+        for p in report.partitions:
+            if p.suffix is not None or p.topic == METADATA_TOPIC:
+                continue
+            groups[(p.topic, p.partition)].append(collect.replica(broker_id, p))
+    out.groups = dict(groups)
+    return out
+
+
+def batch_digests(replica: Replica, log: BatchLog, limit: int = 1000) -> list[RecordDigest]:
+    """Key/value SHA-256 of the records of these batches, read back from the replica's segments (any source)."""
+    from ..log.records import EntryRecords
+    from ..log.segment_reader import read_entry
+
+    out: list[RecordDigest] = []
+    seg_i, pos_i, size_i, pid_i = (COLUMNS.index(c) for c in ("segment", "position", "size_in_bytes", "producer_id"))
+    for row in log.data.tolist():
+        if len(out) >= limit:
+            break
+        seg, pos, size = row[seg_i], row[pos_i], row[size_i]
+        if seg < 0 or pos < 0:
+            continue  # fetched during the replay: its bytes are on another disk
+        batch = read_entry(replica.segments[seg], pos, size)
+        if batch is None:
+            continue
+        for r in EntryRecords(batch):
+            out.append(RecordDigest(r.offset, r.key_sha256, r.value_sha256, r.value_size, row[pid_i]))
+    return out[:limit]

@@ -1,0 +1,280 @@
+"""``scan``: one broker's log dir(s) as forensic evidence.
+
+Builds the log-dir model, reads the root files (meta.properties, the four
+offset checkpoints, the clean-shutdown marker), scans every partition and
+cross-checks the checkpoints against the partition dirs, and, when the log
+dir holds the KRaft metadata log, every replica's epochs against the
+controller's grants.  The Spark driver plans with :func:`plan_log_dir` and
+its executors scan with the same :func:`~kforensics.scan.partition.scan_partition`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import FindingLog, finding
+from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
+from ..log.log_dir import LogDir, open_log_dir
+from ..log.partition import PartitionLog
+from ..log.side_files import FileRecord
+from ..checks.files import check_listing
+from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
+from .partition import scan_partition
+
+SCHEMA_VERSION = 2
+
+
+@dataclass
+class RootContext:
+    """What a log dir's root files say about its partitions."""
+
+    high_watermarks: dict[tuple[str, int], int] = field(default_factory=dict)
+    recovery_points: dict[tuple[str, int], int] = field(default_factory=dict)
+    log_start_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    cleaner_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    clean_shutdown: bool = False
+    present: set[str] = field(default_factory=set)  # checkpoint kinds that were read
+    bare: bool = False
+
+    def for_partition(self, pd: PartitionLog) -> PartitionContext:
+        ctx = PartitionContext(clean_shutdown=self.clean_shutdown,
+                               hw_checkpoint_present="replication_offset_checkpoint" in self.present,
+                               recovery_checkpoint_present="recovery_point_offset_checkpoint" in self.present,
+                               bare=self.bare)
+        if pd.name.suffix in (None, "future"):
+            key = (pd.topic, pd.partition)
+            ctx.high_watermark = self.high_watermarks.get(key)
+            ctx.recovery_point = self.recovery_points.get(key)
+            ctx.log_start_offset = self.log_start_offsets.get(key)
+            ctx.cleaner_offset = self.cleaner_offsets.get(key)
+        return ctx
+
+
+@dataclass
+class LogDirPlan:
+    """A log dir's model, root context and the partitions to scan with their context (no segment read yet)."""
+
+    log_dir: LogDir
+    partitions: list[tuple[PartitionLog, PartitionContext]]
+    context: RootContext
+
+
+_TABLES = dict(zip(OFFSET_CHECKPOINTS, ("high_watermarks", "recovery_points", "log_start_offsets",
+                                        "cleaner_offsets")))
+
+
+def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files: list[FileRecord],
+                 checkpoints: list[CheckpointEntry] | None = None) -> LogDirPlan:
+    """Read a log dir's listing and root files (identity, checkpoints); report the log-dir level findings."""
+    ld = open_log_dir(path)
+    broker.log_dirs.append(str(ld.path))
+    for p, err in ld.unreadable:
+        findings.add(finding("UNREADABLE_DIR", f"cannot list: {err}", file=p))
+    ctx = _root_context(ld, broker, findings, files, checkpoints)
+    findings.extend(check_listing(leftovers=ld.leftovers, unknown=ld.unknown, not_regular=ld.not_regular,
+                                  where="log dir"))
+    plan = LogDirPlan(ld, [], ctx)
+    present = set()
+    for pd in ld.partitions:
+        if pd.name.suffix is None:
+            present.add((pd.topic, pd.partition))
+        plan.partitions.append((pd, ctx.for_partition(pd)))
+    for kind in ("replication_offset_checkpoint", "recovery_point_offset_checkpoint"):
+        table = getattr(ctx, _TABLES[kind])
+        for key in sorted(set(table) - present):
+            if key[0] == METADATA_TOPIC:
+                continue
+            findings.add(finding("CHECKPOINT_ENTRY_WITHOUT_PARTITION", f"{kind.replace('_', '-')} names "
+                                 f"{key[0]}-{key[1]}, which has no directory here",
+                                 file=ld.root_files.get(kind, ld.path), topic=key[0], partition=key[1],
+                                 offset=table[key]))
+    return plan
+
+
+def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, files: list[FileRecord],
+                  checkpoints: list[CheckpointEntry] | None) -> RootContext:
+    ctx = RootContext()
+    mp = ld.read_root("meta_properties")
+    if mp is None:
+        findings.add(finding("NO_META_PROPERTIES", "no meta.properties: broker identity unknown (pre-0.10 broker, or "
+                                                   "not a whole log dir)", file=ld.path))
+    else:
+        findings.extend(mp.findings)
+        files += [mp.record] if mp.record else []
+        m = mp.value
+        if m is not None:
+            if broker.node_id is not None and m.node_id is not None and broker.node_id != m.node_id:
+                findings.add(finding("BROKER_ID_CONFLICT", f"log dirs disagree on the broker id ({broker.node_id} vs "
+                                                           f"{m.node_id})", file=mp.path))
+            if broker.cluster_id is not None and m.cluster_id is not None and broker.cluster_id != m.cluster_id:
+                findings.add(finding("CLUSTER_ID_CONFLICT", f"log dirs disagree on the cluster id "
+                                                            f"({broker.cluster_id} vs {m.cluster_id})", file=mp.path))
+            broker.node_id = m.node_id if broker.node_id is None else broker.node_id
+            broker.cluster_id = broker.cluster_id or m.cluster_id
+            broker.meta_version = m.version
+            if m.directory_id:
+                broker.directory_ids.append(m.directory_id)
+    missing = []
+    for kind in OFFSET_CHECKPOINTS:
+        sf = ld.read_root(kind)
+        if sf is None:
+            missing.append(kind.replace("_", "-"))
+            continue
+        findings.extend(sf.findings)
+        files += [sf.record] if sf.record else []
+        if sf.value is None:
+            continue
+        ctx.present.add(kind)
+        setattr(ctx, _TABLES[kind], sf.value.offsets())
+        if checkpoints is not None:
+            checkpoints += [CheckpointEntry(kind, sf.path, e.topic, e.partition, e.offset) for e in sf.value.entries]
+    ctx.bare = ld.is_bare
+    if missing:
+        # once per log dir, not once per partition
+        findings.add(finding("CHECKPOINTS_ABSENT", f"absent: {', '.join(missing)}; high watermarks / recovery points "
+                                                   "unknown", file=ld.path, absent=missing))
+    cs = ld.read_root("clean_shutdown")
+    if cs is not None:
+        findings.extend(cs.findings)
+        files += [cs.record] if cs.record else []
+        ctx.clean_shutdown = True
+    broker.clean_shutdown[str(ld.path)] = ctx.clean_shutdown
+    return ctx
+
+
+def scan_log_dirs(paths: Iterable[Any], *, kafka_version: str = "latest", batch_sink: Callable[..., Any] | None = None,
+                  progress: Callable[[int], None] | None = None,
+                  on_partition: Callable[[str], None] | None = None) -> ScanReport:
+    """Scan the log dirs of one broker (several for JBOD).
+
+    ``batch_sink(partition_scan, segment, table)`` receives every chunk of
+    batch headers as it is read (the Parquet writer, the replay).
+    """
+    broker = BrokerIdentity()
+    findings = FindingLog()
+    files: list[FileRecord] = []
+    checkpoints: list[CheckpointEntry] = []
+    partitions: list[PartitionScan] = []
+    metadata_logs: list[PartitionLog] = []
+    where: dict[tuple[str, int], str] = {}
+    seen: dict[str, Any] = {}
+    for path in paths:
+        key = _identity(path)
+        if key in seen:
+            findings.add(finding("DUPLICATE_LOG_DIR", f"{path} was given twice (as {seen[key]}); scanned once",
+                                 file=path, first=str(seen[key])))
+            continue
+        seen[key] = path
+        plan = plan_log_dir(path, broker, findings, files, checkpoints)
+        for pd, pctx in plan.partitions:
+            if on_partition:
+                on_partition(pd.dir_name)
+            if pd.name.suffix is None and pd.is_metadata_log:
+                metadata_logs.append(pd)
+            if pd.name.suffix is None:
+                key = (pd.topic, pd.partition)
+                if key in where:
+                    # Kafka refuses to start with one partition in two log dirs
+                    findings.add(finding("DUPLICATE_PARTITION", f"{pd.dir_name} is also in {where[key]}: Kafka "
+                                                                "refuses to start with a partition in two log dirs",
+                                         file=pd.path, other=where[key]))
+                where.setdefault(key, str(pd.path))
+            partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
+                                             progress=progress))
+    name_truncated_topics(partitions, findings)
+    if metadata_logs:
+        check_against_timeline(partitions, broker, findings, metadata_logs)
+    report = ScanReport(broker, partitions, findings.findings(), files, checkpoints, kafka_version)
+    for p in partitions:
+        report.files += p.files
+    return report
+
+
+def _identity(path: Any) -> str:
+    """What makes two given paths the same log dir (a local dir by its real path)."""
+    import os
+
+    if isinstance(path, (str, os.PathLike)):
+        return os.path.realpath(path)
+    return str(path)
+
+
+def check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdentity, findings: FindingLog,
+                           metadata: Any) -> None:
+    """Check every replica's epochs against the controller's grants in the KRaft metadata log.
+
+    ``metadata`` is a built :class:`~kforensics.kraft.timeline.Timeline`, or
+    what :func:`~kforensics.kraft.timeline.build_timeline` takes (its
+    findings are then reported here too).
+    """
+    from ..kraft.grants import check_replica_epochs
+    from ..kraft.timeline import Timeline, build_timeline
+
+    tl = metadata
+    if not isinstance(tl, Timeline):
+        tl = build_timeline(metadata)
+        findings.extend(tl.findings)
+    for p in partitions:
+        if p.topic == METADATA_TOPIC or p.suffix is not None:
+            continue
+        p.findings += check_replica_epochs(tl, topic=p.topic, partition=p.partition, topic_id=p.topic_id,
+                                           broker_id=broker.node_id, checkpoint=p.epoch_cache_written,
+                                           batch_epochs=p.epochs_seen, file=p.path)
+
+
+def name_truncated_topics(partitions: list[PartitionScan], findings: FindingLog) -> None:
+    """``-delete``/``-stray`` dir names may hold a truncated topic; partition.metadata's topic id names it."""
+    names = {p.topic_id: p.topic for p in partitions if p.suffix is None and p.topic_id}
+    for p in partitions:
+        if p.suffix in ("delete", "stray") and p.topic_id in names and names[p.topic_id] != p.topic:
+            findings.add(finding("TOPIC_NAME_FROM_TOPIC_ID", f"directory name gives topic {p.topic!r}; its topic id "
+                                                             f"{p.topic_id} is {names[p.topic_id]!r}", file=p.path,
+                                 dir_topic=p.topic, topic=names[p.topic_id]))
+            p.topic = names[p.topic_id]
+
+
+
+def resolve_log_dirs(paths: list[Any]) -> list[Any]:
+    """The log dirs to scan for one broker: each path is a log dir, or a directory holding log dirs (searched).
+
+    Raises ``ValueError`` when a path holds no log dir, or holds log dirs of
+    more than one broker (scan one broker at a time; ``replay`` and ``spark``
+    take several).
+    """
+    from ..log.log_dir import find_log_dirs, looks_like_log_dir
+    from ..log.listing import as_path
+
+    out: list[Any] = []
+    for path in paths:
+        p = as_path(path)
+        if looks_like_log_dir(p):
+            out.append(p)
+            continue
+        found = find_log_dirs(p)
+        if not found:
+            raise ValueError(f"{path} holds no Kafka log dir (no meta.properties, checkpoint or partition dir)")
+        owners = {}
+        for d in found:
+            mp = open_log_dir(d).read_root("meta_properties")
+            m = mp.value if mp is not None else None
+            owners[str(d)] = (m.cluster_id, m.node_id) if m is not None else (None, None)
+        if len(set(owners.values())) > 1:
+            listing = "; ".join(f"{d} (broker {o[1]}, cluster {o[0]})" for d, o in sorted(owners.items()))
+            raise ValueError(f"{path} holds the log dirs of several brokers: {listing}. Scan one broker's dirs at a "
+                             "time (replay and spark take several brokers)")
+        out += found
+    return out
+
+
+def broker_identity(paths: list[Any]) -> BrokerIdentity:
+    """Who the broker is, from its log dirs' meta.properties alone (before a scan streams its tables)."""
+    broker = BrokerIdentity()
+    for path in paths:
+        mp = open_log_dir(path).read_root("meta_properties")
+        m = mp.value if mp is not None else None
+        if m is not None:
+            broker.node_id = m.node_id if broker.node_id is None else broker.node_id
+            broker.cluster_id = broker.cluster_id or m.cluster_id
+    return broker

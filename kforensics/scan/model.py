@@ -1,0 +1,157 @@
+"""The typed results of a scan: per segment, per partition, per broker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from ..findings import Finding, Severity, worst
+from ..log.side_files import FileRecord
+from ..recovery.plan import RecoveryPlan
+
+
+@dataclass
+class SegmentFacts:
+    """One segment as read: its extent, where Kafka's recovery would cut it, and which side files it has."""
+
+    base_offset: int
+    path: str | None
+    size: int = 0
+    batches: int = 0
+    records: int = 0
+    first_offset: int | None = None
+    last_offset: int | None = None
+    kafka_valid_bytes: int = 0  # where Kafka's own reader stops
+    first_invalid_position: int | None = None  # first CRC-invalid batch or framing error: where recovery cuts
+    valid_end_offset: int | None = None  # next offset after the last batch before the cut
+    valid_records: int = 0  # records before the cut
+    cut_records_below_hw: int = 0  # records after the cut that lie below the partition's high watermark
+    has_index: bool = False
+    has_time_index: bool = False
+    has_txn_index: bool = False
+    magics: list[int] = field(default_factory=list)
+    codecs: list[int] = field(default_factory=list)
+    readable: bool = True
+
+
+@dataclass
+class PartitionContext:
+    """What the log dir knows about a partition (from its root checkpoints and marker)."""
+
+    high_watermark: int | None = None
+    recovery_point: int | None = None
+    log_start_offset: int | None = None
+    cleaner_offset: int | None = None
+    clean_shutdown: bool = False
+    hw_checkpoint_present: bool = False
+    recovery_checkpoint_present: bool = False
+    # no meta.properties or root checkpoints (partition dirs copied without their broker's files):
+    # per-partition absences are then reported once, at the log-dir level
+    bare: bool = False
+
+
+@dataclass
+class OpenTransaction:
+    """Data batches of a transactional producer with no marker after them, up to the log end."""
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+
+
+@dataclass
+class PartitionScan:
+    """Facts about one partition directory (a row of the ``partitions`` table) and its findings."""
+
+    log_dir: str
+    dir_name: str
+    topic: str
+    partition: int
+    suffix: str | None = None
+    topic_id: str | None = None
+    log_start_offset: int | None = None
+    log_end_offset: int | None = None
+    high_watermark: int | None = None
+    recovery_point: int | None = None
+    cleaner_offset: int | None = None
+    batch_count: int = 0
+    record_count: int = 0
+    bytes: int = 0
+    epochs_seen: list[int] = field(default_factory=list)
+    epoch_cache_written: list[tuple[int, int]] | None = None
+    epoch_cache_rebuilt: list[tuple[int, int]] = field(default_factory=list)
+    producer_ids: list[int] = field(default_factory=list)
+    open_transactions: list[OpenTransaction] = field(default_factory=list)
+    segments: list[SegmentFacts] = field(default_factory=list)
+    recovery: RecoveryPlan = field(default_factory=RecoveryPlan)
+    complete: bool = True  # every segment could be read: the log end offset is the log's
+    findings: list[Finding] = field(default_factory=list)
+    files: list[FileRecord] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return f"{self.log_dir.rstrip('/')}/{self.dir_name}"
+
+    @property
+    def uncommitted(self) -> int | None:
+        """Offsets above the high watermark (never negative: a HW above the LEO is its own finding)."""
+        if self.log_end_offset is None or self.high_watermark is None:
+            return None
+        return max(0, self.log_end_offset - max(self.high_watermark, self.log_start_offset or 0))
+
+    def worst(self) -> Severity | None:
+        return worst(self.findings)
+
+    def __json__(self) -> dict:
+        # findings and files are listed once, at the report's top level
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("findings", "files")}
+        worst_ = self.worst()
+        return {**out, "uncommitted": self.uncommitted, "segment_count": len(self.segments),
+                "finding_count": len(self.findings), "worst_severity": None if worst_ is None else str(worst_)}
+
+
+@dataclass
+class BrokerIdentity:
+    """Who the broker is, from its log dirs' root files."""
+
+    node_id: int | None = None
+    cluster_id: str | None = None
+    meta_version: int | None = None
+    directory_ids: list[str] = field(default_factory=list)
+    log_dirs: list[str] = field(default_factory=list)
+    clean_shutdown: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass
+class CheckpointEntry:
+    """One entry of a log dir's root offset checkpoints."""
+
+    kind: str
+    file: str
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass
+class ScanReport:
+    """Everything one scan found."""
+
+    broker: BrokerIdentity
+    partitions: list[PartitionScan]
+    findings: list[Finding]  # log-dir and broker level
+    files: list[FileRecord]
+    checkpoints: list[CheckpointEntry] = field(default_factory=list)
+    kafka_version: str = "latest"
+
+    def all_findings(self) -> list[Finding]:
+        out = list(self.findings)
+        for p in self.partitions:
+            out += p.findings
+        return out
+
+    def max_severity(self) -> Severity | None:
+        return worst(self.all_findings())
+
+    def __json__(self) -> dict:
+        return {"kafka_version": self.kafka_version, "broker": self.broker, "partitions": self.partitions,
+                "findings": self.all_findings(), "files": self.files, "checkpoints": self.checkpoints}

@@ -1,0 +1,268 @@
+"""One partition directory as evidence: its facts, and the checks that turn anomalies into findings.
+
+Reads every segment with the streaming reader (shallow: headers and CRCs),
+its indexes, the producer snapshots and the leader-epoch checkpoint through
+the log layer, and computes what Kafka's log loading would do at startup,
+without doing it.  Batch headers are handed to an optional sink chunk by
+chunk (the Parquet writer, the replay's replica) and never kept here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..checks.files import check_listing
+from ..checks.index import IndexCheck, missing_index
+from ..checks.offsets import OffsetCheck, check_attributes
+from ..checks.producer_state import check_snapshot
+from ..checks.watermarks import check_recovery, check_watermarks
+from ..epoch.cache import LeaderEpochCache
+from ..epoch.diff import diff_caches
+from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
+from ..epoch.versions import KafkaVersion, parse_kafka_version
+from ..findings import FindingLog, Severity, finding
+from ..formats.record_batch import COMPRESSION_MASK, CONTROL_BIT, MAGIC, TRANSACTIONAL_BIT
+from ..log.batch_table import FLAG_RECOVERED, BatchTable
+from ..log.partition import PartitionLog
+from ..log.segment import LogSegment
+from ..recovery.plan import plan_recovery
+from .model import OpenTransaction, PartitionContext, PartitionScan, SegmentFacts
+
+SCAN_WINDOW = 4 << 20
+SCAN_ROWS = 1 << 14
+
+#: ``sink(partition, segment, table)``: receives every chunk of batch headers, in file order
+BatchSink = Callable[[PartitionLog, LogSegment, BatchTable], None]
+
+
+def _distinct(a: np.ndarray) -> list[int]:
+    """Distinct values; cheap for the usual case of a single value per chunk."""
+    if not len(a):
+        return []
+    lo, hi = a.min(), a.max()
+    return [int(lo)] if lo == hi else np.unique(a).tolist()
+
+
+class _Walk:
+    """The per-partition state carried across segments and chunks."""
+
+    def __init__(self, scan: PartitionScan, log: FindingLog, ctx: PartitionContext):
+        self.scan, self.log, self.ctx = scan, log, ctx
+        self.offsets = OffsetCheck(log.add, ctx.cleaner_offset)
+        self.epoch_rows: list[tuple[int, int, int]] = []
+        self.epoch_key = -3
+        self.pids: set[int] = set()
+        self.txn_open: dict[int, OpenTransaction] = {}
+        self.magics: set[int] = set()
+
+    def chunk(self, t: BatchTable, facts: SegmentFacts, file: str) -> None:
+        n = len(t)
+        known_base = self.offsets.feed(t, file)
+        check_attributes(t, file, self.log.add)
+        last, magic, attrs = t["last_offset"], t["magic"], t["attributes"]
+        if n:
+            if facts.first_offset is None:
+                facts.first_offset = int(known_base[0])
+            top = int(last.max())
+            facts.last_offset = top if facts.last_offset is None else max(facts.last_offset, top)
+        rc = t["records_count"]
+        counts = np.where(rc >= 0, rc, 1)
+        facts.batches += n
+        facts.records += int(counts.sum())
+        self._cut(t, facts, known_base, counts)
+        ple = t["partition_leader_epoch"]
+        rows, self.epoch_key = epoch_transitions(ple, known_base, magic, self.epoch_key)
+        self.epoch_rows += rows
+        seen = _distinct(magic)
+        self.magics.update(seen)
+        facts.magics = sorted(set(facts.magics) | set(seen))
+        facts.codecs = sorted(set(facts.codecs) | set(_distinct(attrs & COMPRESSION_MASK)))
+        v2 = magic == MAGIC
+        pid = t["producer_id"]
+        self.pids.update(_distinct(pid[v2 & (pid >= 0)]))
+        # transactions: data batches open one, a marker (control batch) closes it
+        for i in np.nonzero(v2 & ((attrs & TRANSACTIONAL_BIT) != 0))[0].tolist():
+            p = int(pid[i])
+            if attrs[i] & CONTROL_BIT:
+                self.txn_open.pop(p, None)
+            elif p not in self.txn_open:
+                self.txn_open[p] = OpenTransaction(p, int(t["producer_epoch"][i]), int(known_base[i]))
+
+    def _cut(self, t: BatchTable, facts: SegmentFacts, known_base: np.ndarray, counts: np.ndarray) -> None:
+        """Track where recovery would cut this segment: at its first CRC-invalid or resynchronised entry."""
+        bad = ~t.crc_valid() | ((t["flags"] & FLAG_RECOVERED) != 0)
+        if facts.first_invalid_position is None:
+            hits = np.flatnonzero(bad)
+            k = int(hits[0]) if len(hits) else len(t)
+            if k:
+                end = int(t["last_offset"][:k].max()) + 1
+                facts.valid_end_offset = end if facts.valid_end_offset is None else max(facts.valid_end_offset, end)
+                facts.valid_records += int(counts[:k].sum())
+            if len(hits):
+                facts.first_invalid_position = int(t["position"][k])
+            after = slice(k, None)
+        else:
+            after = slice(0, None)
+        hw = self.ctx.high_watermark
+        if hw is not None:
+            below = known_base[after] < hw
+            facts.cut_records_below_hw += int(counts[after][below].sum())
+
+
+def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: str | KafkaVersion = "latest",
+                   batch_sink: BatchSink | None = None, progress: Callable[[int], None] | None = None
+                   ) -> PartitionScan:
+    """Scan one partition directory; never writes anything."""
+    scan = PartitionScan(str(pd.path.parent), pd.dir_name, pd.topic, pd.partition, pd.name.suffix,
+                         high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
+                         cleaner_offset=ctx.cleaner_offset)
+    mode = parse_kafka_version(kafka_version)
+    log = FindingLog()
+    path = str(pd.path)
+
+    pm = pd.read_partition_metadata()
+    if pm is not None:
+        log.extend(pm.findings)
+        scan.files += [pm.record] if pm.record else []
+        if pm.value is not None:
+            scan.topic_id = pm.value.topic_id
+    log.extend(check_listing(leftovers=pd.leftovers, unknown=pd.unknown, not_regular=pd.not_regular,
+                             where="partition directory"))
+
+    walk = _Walk(scan, log, ctx)
+    for seg in pd.sorted_segments():
+        if seg.log is None:
+            for p in (seg.offset_index, seg.time_index, seg.txn_index):
+                if p is not None:
+                    log.add(finding("INDEX_WITHOUT_LOG", "index file whose segment .log is missing; Kafka deletes it "
+                                                         "at startup", file=p, base_offset=seg.base_offset))
+            continue
+        _scan_segment(scan, pd, seg, walk, ctx, batch_sink, progress)
+
+    # ---- log start / end
+    first_seg = min(pd.segments) if pd.segments else None
+    ends = [s.last_offset for s in scan.segments if s.last_offset is not None]
+    if ends:
+        scan.log_end_offset = max(ends) + 1
+    elif first_seg is not None:
+        scan.log_end_offset = max(pd.segments)
+    elif pd.producer_snapshots:
+        scan.log_end_offset = max(pd.producer_snapshots)
+    starts = [x for x in (ctx.log_start_offset, first_seg) if x is not None]
+    firsts = [s.first_offset for s in scan.segments if s.first_offset is not None]
+    scan.log_start_offset = max(starts) if starts else (firsts[0] if firsts else None)
+    if not any(s.path for s in scan.segments):
+        log.add(finding("NO_SEGMENTS", "partition directory holds no segment (retention removed the log; producer "
+                                       "state may remain)", file=path, snapshots=sorted(pd.producer_snapshots)))
+    if walk.magics & {0, 1}:
+        log.add(finding("LEGACY_FORMAT", f"message format v{min(walk.magics)} batches: no leader epochs, so Kafka "
+                                         "falls back to high-watermark truncation", file=path,
+                        magics=sorted(walk.magics)))
+
+    log.extend(check_watermarks(path=path, log_start=scan.log_start_offset, log_end=scan.log_end_offset,
+                                high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
+                                complete=scan.complete, hw_checkpoint_present=ctx.hw_checkpoint_present,
+                                is_metadata_log=pd.is_metadata_log))
+
+    # ---- leader-epoch cache: as written vs rebuilt from the batches
+    rebuilt, notes = rebuild_from_batches(walk.epoch_rows, mode)
+    scan.epoch_cache_rebuilt = rebuilt.entries
+    scan.epochs_seen = sorted({e for e, _, m in walk.epoch_rows if m == MAGIC and e >= 0})
+    log.extend(f.at(path) for f in notes)
+    cp = pd.read_leader_epoch_checkpoint()
+    if cp is not None:
+        log.extend(cp.findings)
+        scan.files += [cp.record] if cp.record else []
+        if cp.value is not None:
+            scan.epoch_cache_written = cp.value.epochs()
+            written = LeaderEpochCache(scan.epoch_cache_written, mode=mode)
+            log.extend(f.at(cp.path) for f in diff_caches(written, rebuilt, scan.log_end_offset,
+                                                          log_start_offset=scan.log_start_offset))
+    elif scan.epochs_seen and not pd.is_metadata_log:
+        log.add(finding("NO_EPOCH_CHECKPOINT", "v2 batches with leader epochs but no leader-epoch-checkpoint; Kafka "
+                                               "starts with an empty cache", severity=Severity.INFO if ctx.bare else None,
+                        file=path, epochs=scan.epochs_seen))
+
+    # ---- producer state
+    scan.producer_ids = sorted(walk.pids)
+    scan.open_transactions = [walk.txn_open[p] for p in sorted(walk.txn_open)]
+    for off in sorted(pd.producer_snapshots):
+        sf = pd.read_producer_snapshot(off)
+        log.extend(sf.findings)
+        scan.files += [sf.record] if sf.record else []
+        if sf.value is not None:
+            log.extend(check_snapshot(sf.value, path=sf.path, snapshot_offset=off, log_end=scan.log_end_offset,
+                                      has_segments=any(s.path for s in scan.segments)))
+
+    # ---- what loading does at the next start
+    scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
+                                  recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
+                                  deleting=pd.name.suffix == "delete")
+    damaged = next((s.first_invalid_position for s in scan.segments if s.path == scan.recovery.damage_kept), None)
+    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark, damaged_position=damaged))
+    scan.findings = log.findings()
+    return scan
+
+
+def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: _Walk, ctx: PartitionContext,
+                  batch_sink: BatchSink | None, progress: Callable[[int], None] | None) -> None:
+    log = walk.log
+    file = str(seg.log)
+    facts = SegmentFacts(seg.base_offset, file, has_index=seg.offset_index is not None,
+                         has_time_index=seg.time_index is not None, has_txn_index=seg.txn_index is not None)
+    scan.segments.append(facts)
+    index = _side(scan, log, seg.read_offset_index())
+    timeindex = _side(scan, log, seg.read_time_index())
+    _side(scan, log, seg.read_txn_index())
+    ix = IndexCheck(index, timeindex, str(seg.offset_index), str(seg.time_index))
+    # larger chunks than the reader's default: the per-chunk checks cost Python time per chunk
+    reader = seg.reader(sha256=True, window=SCAN_WINDOW, rows=SCAN_ROWS)
+    try:
+        for t in reader.tables():
+            walk.chunk(t, facts, file)
+            ix.feed(t)
+            if batch_sink is not None:
+                batch_sink(pd, seg, t)
+            if progress:
+                progress(int(t["size_in_bytes"].sum()))
+    except OSError as e:
+        code = "NOT_A_REGULAR_FILE" if e.__class__.__name__ == "NotRegularFile" else "UNREADABLE_FILE"
+        log.add(finding(code, f"cannot read: {e.strerror or e}", file=file))
+        facts.readable = False
+        scan.complete = False
+        return
+    s = reader.summary
+    facts.size = s.size
+    facts.kafka_valid_bytes = s.kafka_valid_bytes
+    if s.kafka_stop is not None and (facts.first_invalid_position is None
+                                     or s.kafka_valid_bytes < facts.first_invalid_position):
+        facts.first_invalid_position = s.kafka_valid_bytes
+    scan.files.append(_record(file, s))
+    log.extend(s.findings)
+    scan.batch_count += facts.batches
+    scan.record_count += facts.records
+    scan.bytes += s.size
+    if facts.first_offset is not None and facts.first_offset < seg.base_offset:
+        log.add(finding("SEGMENT_BELOW_NAME", f"first batch starts at offset {facts.first_offset}, below the "
+                                              f"segment's name {seg.base_offset}", file=file, position=0,
+                        first_offset=facts.first_offset, base_offset=seg.base_offset))
+    log.extend(ix.finish())
+    log.extend(missing_index(file, seg.base_offset, facts.batches, ctx.bare) if seg.offset_index is None else [])
+
+
+def _side(scan: PartitionScan, log: FindingLog, sf):
+    """Record a side file's findings and custody; its decoded value (None when absent or unreadable)."""
+    if sf is None:
+        return None
+    log.extend(sf.findings)
+    if sf.record is not None:
+        scan.files.append(sf.record)
+    return sf.value
+
+
+def _record(file: str, summary):
+    from ..log.side_files import FileRecord
+
+    return FileRecord(file, "log", summary.size, summary.sha256)

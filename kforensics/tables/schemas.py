@@ -1,0 +1,145 @@
+"""The fixed schemas of every output table, and the one guard that makes any value fit its column.
+
+Every table starts with the snapshot context columns ``snapshot_id``,
+``snapshot_time``, ``cluster`` (null for a plain scan) and ``broker_id``.
+Column reference: ``docs/tables.md`` (generated from these schemas).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..log.batch_table import BATCH_COLUMNS
+
+SCHEMA_VERSION = 2
+CONTEXT = [("snapshot_id", pa.string()), ("snapshot_time", pa.string()), ("cluster", pa.string()),
+           ("broker_id", pa.int32())]
+#: batch-table columns written to Parquet (the legacy value/key locations are the reader's business)
+BATCH_FIELDS = [c for c in BATCH_COLUMNS if c not in ("value_position", "value_length", "key_length")]
+_PART = [("topic", pa.string()), ("partition", pa.int32()), ("dir_name", pa.string())]
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "partitions": pa.schema(CONTEXT + [
+        ("log_dir", pa.string()), ("dir_name", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+        ("suffix", pa.string()), ("topic_id", pa.string()), ("log_start_offset", pa.int64()),
+        ("log_end_offset", pa.int64()), ("high_watermark", pa.int64()), ("recovery_point", pa.int64()),
+        ("cleaner_offset", pa.int64()), ("uncommitted", pa.int64()), ("segment_count", pa.int32()),
+        ("batch_count", pa.int64()), ("record_count", pa.int64()), ("bytes", pa.int64()),
+        ("epochs_seen", pa.list_(pa.int32())), ("producer_ids", pa.list_(pa.int64())),
+        ("open_transactions", pa.int32()), ("epoch_cache_written", pa.string()),
+        ("recovers", pa.bool_()), ("recovery_log_end_offset", pa.int64()), ("recovery_lost_first_offset", pa.int64()),
+        ("recovery_lost_last_offset", pa.int64()), ("recovery_lost_records", pa.int64()),
+        ("recovery_lost_committed_records", pa.int64()), ("recovery", pa.string()), ("complete", pa.bool_()),
+    ]),
+    "segments": pa.schema(CONTEXT + _PART + [
+        ("base_offset", pa.int64()), ("path", pa.string()), ("size", pa.int64()), ("batches", pa.int64()),
+        ("records", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
+        ("kafka_valid_bytes", pa.int64()), ("first_invalid_position", pa.int64()), ("valid_end_offset", pa.int64()),
+        ("has_index", pa.bool_()), ("has_time_index", pa.bool_()), ("has_txn_index", pa.bool_()),
+        ("magics", pa.list_(pa.int32())), ("codecs", pa.list_(pa.int32())), ("readable", pa.bool_()),
+    ]),
+    "batches": pa.schema(CONTEXT + _PART + [("segment", pa.string())]
+                         + [(c, pa.int64()) for c in BATCH_FIELDS]
+                         + [("crc_valid", pa.bool_()), ("recovered", pa.bool_())]),
+    "epochs": pa.schema(CONTEXT + _PART + [("source", pa.string()), ("epoch", pa.int32()),
+                                           ("start_offset", pa.int64())]),
+    "findings": pa.schema(CONTEXT + [
+        ("code", pa.string()), ("severity", pa.string()), ("severity_level", pa.int8()), ("file", pa.string()),
+        ("position", pa.int64()), ("line", pa.int64()), ("message", pa.string()), ("facts", pa.string()),
+    ]),
+    "files": pa.schema(CONTEXT + [("path", pa.string()), ("kind", pa.string()), ("size", pa.int64()),
+                                  ("sha256", pa.string())]),
+    "checkpoints": pa.schema(CONTEXT + [("kind", pa.string()), ("file", pa.string()), ("topic", pa.string()),
+                                        ("partition", pa.int32()), ("offset", pa.int64())]),
+    "verdicts": pa.schema([
+        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("broker_id", pa.int32()),
+        ("snapshot_id", pa.string()), ("role", pa.string()), ("kafka_version", pa.string()), ("leader", pa.int32()),
+        ("leader_epoch", pa.int32()), ("committed_bound", pa.int64()), ("verdict", pa.string()),
+        ("cause", pa.string()), ("offsets", pa.string()), ("records", pa.int64()), ("bytes", pa.int64()),
+        ("producer_ids", pa.list_(pa.int64())), ("detail", pa.string()), ("log_end_offset_before", pa.int64()),
+        ("log_end_offset_after", pa.int64()), ("reasoning", pa.string()),
+    ]),
+    "divergence": pa.schema([
+        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("broker_a", pa.int32()),
+        ("broker_b", pa.int32()), ("first_divergent_offset", pa.int64()), ("compacted_below", pa.int64()),
+        ("agreement", pa.string()),
+    ]),
+}
+
+#: what each table holds, for the generated docs
+DESCRIPTIONS = {
+    "partitions": "one row per partition directory: log start/end, high watermark, recovery point, cleaner offset, "
+                  "uncommitted offsets (above the HW), counts, epochs seen, producers, the leader-epoch checkpoint "
+                  "as written (JSON), and what Kafka's recovery would do at the next start, in offsets and records "
+                  "(lost, and lost below the HW), with the whole plan as JSON.",
+    "segments": "one row per segment: size, batches, records, first/last offset, where Kafka's reader stops "
+                "(`kafka_valid_bytes`), where recovery would cut (`first_invalid_position`, `valid_end_offset`), "
+                "which index files exist.",
+    "batches": "one row per batch header (shallow read): the v2 header fields (legacy entries use -1 where they "
+               "lack a field), stored and computed CRC, `crc_valid`, `recovered` (found past corruption).",
+    "epochs": "the leader-epoch cache per partition, as checkpointed (`source` = checkpoint) and as rebuilt from "
+              "the batches (`source` = rebuilt).",
+    "findings": "every finding: code, severity, file, byte position or line, message, facts (JSON).",
+    "files": "every file read, with its size and SHA-256 (chain of custody).",
+    "checkpoints": "every entry of the log dirs' root offset checkpoints (HW, recovery point, log start, cleaner).",
+    "verdicts": "one row per replica and verdict of the replay.",
+    "divergence": "one row per pair of replicas: where they first differ, and an agreement map (JSON).",
+}
+
+_INT_RANGES = {pa.int8(): 2**7, pa.int32(): 2**31, pa.int64(): 2**63}
+
+
+def fit(value, typ: pa.DataType):
+    """``value`` made to fit a column of type ``typ``: out-of-range integers become null, strings that are
+    not valid UTF-8 (undecodable file names) are escaped.  Evidence can hold anything; a table never fails."""
+    if value is None:
+        return None
+    if pa.types.is_integer(typ):
+        if isinstance(value, bool) or not isinstance(value, int):
+            return None
+        half = _INT_RANGES.get(typ, 2**63)
+        return value if -half <= value < half else None
+    if pa.types.is_string(typ):
+        text = str(value)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8") if _surrogates(text) else text
+    if pa.types.is_list(typ):
+        return [fit(v, typ.value_type) for v in value]
+    return value
+
+
+def _surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def table(name: str, rows: list[dict]) -> pa.Table:
+    """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column."""
+    schema = SCHEMAS[name]
+    types = {f.name: f.type for f in schema}
+    fitted = [{k: fit(r.get(k), t) for k, t in types.items()} for r in rows]
+    return pa.Table.from_pylist(fitted, schema=schema)
+
+
+def markdown() -> str:
+    """``docs/tables.md``: every table's columns (a test fails when it is stale)."""
+    out = [f"# Output tables (schema version {SCHEMA_VERSION})", "",
+           "Generated from `kforensics/tables/schemas.py` (`python -m kforensics.tables.schemas > docs/tables.md`).",
+           "",
+           "`kforensics scan --out DIR` writes `DIR/<table>.parquet`; `kforensics spark --out DIR` writes "
+           "`DIR/<table>/` directories of Parquet parts with the same columns, plus `brokers`, `verdicts`, "
+           "`divergence` and `summary`. Every file carries `kforensics.schema_version` in its metadata; columns are "
+           "only ever added within a version.", "",
+           "Context columns on every scan table: `snapshot_id`, `snapshot_time`, `cluster` (null for `scan`), "
+           "`broker_id`.", ""]
+    for name, schema in SCHEMAS.items():
+        out += [f"## {name}", "", DESCRIPTIONS[name], "", "| column | type |", "|---|---|"]
+        out += [f"| `{f.name}` | {f.type} |" for f in schema]
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown(), end="")
