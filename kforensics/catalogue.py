@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .findings import Severity
+from .severity import Severity
 
 INFO, LOW, MEDIUM, HIGH, CRITICAL = Severity.INFO, Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL
 
@@ -78,8 +78,6 @@ _("DECOMPRESSION_FAILED", HIGH, "a batch's compressed records do not decompress"
   "KafkaException when the batch is iterated")
 _("DECOMPRESSION_BOMB", MEDIUM, "a batch decompresses to more than the configured limit; not decoded",
   "Kafka would decompress it in full")
-_("TOO_MANY_RECORDS", MEDIUM, "a batch holds more records than the per-batch limit; the rest are not decoded",
-  "nothing: Kafka iterates them lazily")
 _("UNKNOWN_CODEC", HIGH, "a compression codec id Kafka does not know", "Unknown compression type id: unreadable")
 _("CODEC_NOT_ALLOWED_FOR_MAGIC", HIGH, "zstd in a v0/v1 message", "Kafka rejects the wrapper")
 _("NULL_WRAPPER_VALUE", HIGH, "a compressed legacy wrapper with a null value", "the wrapper holds no records")
@@ -183,8 +181,6 @@ _("FILE_TOO_LARGE", MEDIUM, "a file far larger than its kind can be; not read", 
 _("UNREADABLE_FILE", HIGH, "a file that cannot be read (permissions, I/O error)",
   "the log dir goes offline (KafkaStorageException)")
 _("UNREADABLE_DIR", HIGH, "a directory that cannot be listed", "the log dir goes offline")
-_("HOSTILE_JSON", MEDIUM, "JSON too deep, too large or with numbers out of range; not read",
-  "Kafka's parser fails on it")
 
 # ----------------------------------------------------------------------------- log dirs
 _ = _area("log dirs")
@@ -208,9 +204,6 @@ _("TOPIC_NAME_FROM_TOPIC_ID", INFO, "a -delete/-stray directory name holds a tru
 _("NO_LOG_DIR", HIGH, "no broker log dir found in a snapshot", "nothing to load")
 _("ARCHIVE_MEMBERS_IGNORED", MEDIUM, "archive members with absolute, escaping or link names, or duplicates",
   "not applicable: archives are not Kafka's")
-_("ARCHIVE_TRUNCATED", HIGH, "an archive ends early; the members before the damage are read",
-  "not applicable")
-_("ARCHIVE_NAME_NOT_UTF8", LOW, "an archive member name that is not UTF-8 (read with escapes)", "not applicable")
 _("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not be read", "not applicable")
 _("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
   "not applicable: report it as a kforensics bug")
@@ -316,7 +309,6 @@ _("LOG_MATCHING_VIOLATED", CRITICAL, "after replay a follower's log is not a pre
   "a permanent fork: consumers see different records at the same offsets")
 _("COMMITTED_DATA_LOST", CRITICAL, "batches below the committed bound were truncated and not fetched back",
   "committed records are gone from every replica")
-_("CLUSTERS_DIFFER", HIGH, "brokers of different clusters were given as replicas", "not applicable")
 
 # ----------------------------------------------------------------------------- verdicts
 _ = _area("replay verdicts", "verdict")

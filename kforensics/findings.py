@@ -14,31 +14,14 @@ and code, so damage repeated a million times costs one finding and a count.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .catalogue import CATALOGUE
+from .severity import Severity
 
-class Severity(enum.IntEnum):
-    """Ordered severities; ``--fail-on`` compares with ``>=``."""
-
-    INFO = 0  # a fact worth knowing (e.g. legacy format, absent optional file)
-    LOW = 1  # odd but harmless; Kafka fixes or ignores it (e.g. stale index)
-    MEDIUM = 2  # Kafka rebuilds or truncates derived state; no record lost
-    HIGH = 3  # records damaged or unreadable; Kafka's recovery would drop data
-    CRITICAL = 4  # committed data lost or replicas forked
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        try:
-            return cls[str(text).strip().upper()]
-        except KeyError:
-            names = ", ".join(s.name.lower() for s in cls)
-            raise ValueError(f"unknown severity {text!r} (one of {names})") from None
-
-    def __str__(self) -> str:  # "high", as users type it
-        return self.name.lower()
+__all__ = ["Severity", "Finding", "finding", "DecodeError", "FindingLog", "worst"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +50,6 @@ def finding(code: str, message: str, *, severity: Severity | None = None, file: 
     (the catalogue entry says when).  An unknown code raises ``KeyError``:
     a test walks the package so that this never happens at run time.
     """
-    from .catalogue import CATALOGUE
-
     info = CATALOGUE[code]
     return Finding(code, info.severity if severity is None else severity, message,
                    None if file is None else str(file), position, line, facts)

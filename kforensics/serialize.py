@@ -22,7 +22,7 @@ import json
 import os
 from typing import Any
 
-from .findings import Severity
+from .severity import Severity
 
 
 def payload(data: bytes | bytearray | memoryview | None) -> dict[str, str] | None:

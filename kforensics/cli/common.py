@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import unicodedata
 from collections.abc import Iterable
 
@@ -88,7 +87,6 @@ def exit_for(findings: Iterable[Finding], threshold: Severity) -> int:
 def echo_findings(findings: Iterable[Finding]) -> None:
     for f in findings:
         click.echo(finding_line(f), err=True)
-
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()

@@ -12,7 +12,6 @@ from ..findings import Finding, Severity
 from ..log.file_kinds import classify_name
 from . import EXIT_CLEAN, EXIT_FINDINGS
 from .common import echo_findings, printable
-from .dump_text import batch_line, file_lines, record_line
 
 
 @click.command()
@@ -44,10 +43,8 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
       kforensics dump --verify-index-only 00000000000000000000.index
       kforensics dump --format json leader-epoch-checkpoint meta.properties
     """
-    from ..dump.segment import DumpOptions
-
-    opts = DumpOptions(deep=deep or print_data or skip_record_metadata, print_data=print_data,
-                       metadata=True if cluster_metadata_decoder else None, max_bytes=max_bytes)
+    opts = dict(deep=deep or print_data or skip_record_metadata, print_data=print_data,
+                metadata=True if cluster_metadata_decoder else None, max_bytes=max_bytes)
     findings: list[Finding] = []
     out = sys.stdout
     for path in files:
@@ -67,10 +64,13 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
     sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
 
 
-def _dump_batches(path: str, opts, fmt: str, skip_metadata: bool, out) -> list[Finding]:
-    from ..dump.segment import BatchEvent, SegmentDump, dump_segment
+def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) -> list[Finding]:
+    # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
+    from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment
     from ..serialize import to_jsonable
+    from .dump_text import batch_line, record_line
 
+    opts = DumpOptions(**options)
     result = SegmentDump(path, classify_name(path))
     if fmt == "text":
         out.write(f"Dumping {printable(path)}\n")
@@ -120,6 +120,7 @@ def _dump_batches(path: str, opts, fmt: str, skip_metadata: bool, out) -> list[F
 
 def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Finding]:
     from ..dump.files import dump_file
+    from .dump_text import file_lines
 
     d = dump_file(path, verify_index=verify, sanity_check=sanity)
     if fmt == "text" and verify:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..log.records import BatchEntry, Record
 from ..serialize import to_jsonable
 from .common import payload_text, printable
+
+
+if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
+    from ..log.records import BatchEntry, Record
 
 
 def _bool(v: bool | None) -> str:
@@ -25,7 +28,7 @@ def _optional_long(v: int | None) -> str:
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
 
 
-def batch_line(d: BatchEntry) -> str:
+def batch_line(d: "BatchEntry") -> str:
     """The kafka-dump-log batch line for one entry."""
     if d.magic >= 2:
         line = (f"baseOffset: {d.base_offset} lastOffset: {d.last_offset} count: {d.count} "
@@ -55,7 +58,7 @@ def _compact(obj: Any) -> str:
     return printable(json.dumps(to_jsonable(obj), ensure_ascii=False, separators=(",", ":")))
 
 
-def record_line(batch: BatchEntry, r: Record, print_data: bool, metadata: dict | None = None,
+def record_line(batch: "BatchEntry", r: "Record", print_data: bool, metadata: dict | None = None,
                 skip_metadata: bool = False) -> str:
     """The kafka-dump-log ``| offset: ...`` line for one record."""
     parts = []

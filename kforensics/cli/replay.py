@@ -15,7 +15,7 @@ BAD = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST
 
 
 @click.command()
-@click.argument("log_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.argument("log_dirs", nargs=-1, type=click.Path(exists=True))
 @click.option("--broker", "broker_dirs", multiple=True, metavar="ID=DIR", help="A broker's log dir with its id.")
 @click.option("--scenario", type=click.Path(exists=True, file_okay=False),
               help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario builder.")
@@ -34,8 +34,9 @@ BAD = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST
 def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt):
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
-    Each LOG_DIR is one broker's log dir (broker id from meta.properties), or
-    use --broker ID=DIR.
+    Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
+    directory or .tar/.tgz archive holding one broker's log dirs, or use
+    --broker ID=DIR.
 
     \b
     Examples:

@@ -21,7 +21,7 @@ def _kafka_version(ctx, param, value):
 
 
 @click.command()
-@click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write Parquet tables to this directory.")
 @click.option("--fail-on", default="high", show_default=True, help="Exit 1 when a finding is at or above this severity.")
@@ -37,7 +37,8 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     Reports per-partition facts (log start/end, high watermark, epoch caches,
     producers, what recovery would cut at the next start) and findings with
     file and byte position.  Nothing inside LOG_DIRS is ever written.  A
-    directory holding several log dirs of one broker is searched.
+    directory or a .tar/.tgz archive holding one broker's log dirs is
+    searched (archives are read in place, never extracted).
 
     \b
     Examples:

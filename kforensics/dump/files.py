@@ -12,11 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checks.index import IndexCheck
 from ..findings import Finding, finding
-from ..formats import offset_index, time_index
 from ..log.file_kinds import FileKind, classify_name
-from ..log.segment_reader import SegmentReader
 from ..log.side_files import read_side_file
 
 
@@ -46,6 +43,8 @@ def dump_file(path: Any, *, verify_index: bool = False, sanity_check: bool = Fal
     if sf.value is None or kind.kind not in ("offset_index", "time_index"):
         return out
     if sanity_check:
+        from ..formats import offset_index, time_index
+
         mod = offset_index if kind.kind == "offset_index" else time_index
         out.sanity = [f.at(label) for f in mod.sanity_findings(sf.value)]
         out.findings += out.sanity
@@ -56,6 +55,9 @@ def dump_file(path: Any, *, verify_index: bool = False, sanity_check: bool = Fal
 
 def verify(label: str, kind: FileKind, index: Any) -> list[Finding]:
     """An index's entries against the batches of the ``.log`` beside it."""
+    from ..checks.index import IndexCheck
+    from ..log.segment_reader import SegmentReader
+
     log = _sibling_log(label)
     if log is None:
         return [finding("INDEX_WITHOUT_LOG", "no .log beside this index to verify against", file=label)]

@@ -119,13 +119,6 @@ class LeaderEpochCache:
             prev = (e, s)
         return True
 
-    def start_offset_of(self, epoch: int) -> int | None:
-        """The cached start offset of ``epoch``, or ``None`` if it is not cached."""
-        for e, s in self._entries:
-            if e == epoch:
-                return s
-        return None
-
     def epoch_for_offset(self, offset: int) -> int | None:
         """The epoch of the last entry starting at or before ``offset``; ``None`` if ``offset`` precedes them all."""
         found = None

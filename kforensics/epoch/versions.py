@@ -38,10 +38,6 @@ class KafkaVersion:
         return have >= want
 
     @property
-    def is_latest(self) -> bool:
-        return self.release is None
-
-    @property
     def has_epochs(self) -> bool:
         """Whether the broker keeps a leader-epoch cache at all (KIP-101, 0.11.0+)."""
         return self.at_least(0, 11, 0)

@@ -69,7 +69,6 @@ KINDS: dict[str, CheckpointKind] = {
         CheckpointKind("cleaner_offset_checkpoint", "cleaner-offset-checkpoint", 0, OffsetEntry, Severity.MEDIUM),
     )
 }
-KIND_BY_FILE_NAME = {k.file_name: k.name for k in KINDS.values()}
 
 
 @dataclass

@@ -27,7 +27,6 @@ import zstandard
 from ..findings import DecodeError
 
 CODECS = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-CODEC_IDS = {name: i for i, name in CODECS.items()}
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
 XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)

@@ -215,8 +215,6 @@ for _t in RECORD_TYPES:
 _LAYOUTS: dict[tuple[str, int], Flexible] = {
     (t.name, v): t.layout(v) for t in RECORD_TYPES for v in range(t.max_version + 1)
 }
-#: name -> apiKey, for callers that only need the numbers
-RECORD_KEYS = {t.name: t.api_key for t in RECORD_TYPES}
 
 
 # --------------------------------------------------------------------------- decode / encode

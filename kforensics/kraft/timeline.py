@@ -103,11 +103,6 @@ class Timeline:
         """leader epoch -> leader, for the epochs whose grant the timeline shows (no-leader grants included as −1)."""
         return {e.leader_epoch: e.leader for e in self.entries(topic, partition, topic_id)}
 
-    def epoch_range(self, topic: str, partition: int, topic_id: str | None = None) -> tuple[int, int] | None:
-        """(first, last) leader epoch known; every epoch between them was granted (epochs grow by one)."""
-        es = self.entries(topic, partition, topic_id)
-        return (es[0].leader_epoch, es[-1].leader_epoch) if es else None
-
     def was_granted(self, topic: str, partition: int, epoch: int, topic_id: str | None = None) -> bool:
         """Whether the controller granted ``epoch`` to a leader: an entry shows it (leader ≥ 0), or it lies in a
         gap that a snapshot closes (the epochs the snapshot skipped over, leaders unknown).  Epochs before the

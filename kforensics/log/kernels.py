@@ -566,14 +566,13 @@ def source() -> tuple[str, tuple[str, ...]]:
 class Kernels:
     """The compiled kernels (see :func:`get`)."""
 
-    def __init__(self, walk, resync, records, records_many, record_columns, src):
+    def __init__(self, walk, resync, records, records_many, record_columns):
         self.walk = walk
         self.resync = resync
         self.decode_records = records
         self.decode_records_many = records_many
         self.RECORD_COLUMNS = record_columns
         self.RCOL = {name: i for i, name in enumerate(record_columns)}
-        self.SOURCE = src
 
     def new_record_table(self, cap: int) -> np.ndarray:
         """An empty output table for :meth:`decode_records` (at least one row)."""
@@ -621,7 +620,7 @@ def _compile() -> Kernels:
     records = njit(cache=cache, nogil=True)(ns["records"])
     ns["records"] = records  # records_many calls the compiled version
     records_many = njit(cache=cache, nogil=True)(ns["records_many"])
-    return Kernels(walk, resync, records, records_many, rec_cols, src)
+    return Kernels(walk, resync, records, records_many, rec_cols)
 
 
 _KERNELS: Kernels | None = None

@@ -43,10 +43,6 @@ class LogDir:
         return None if p is None else read_side_file(p, kind)
 
     @property
-    def has_clean_shutdown(self) -> bool:
-        return "clean_shutdown" in self.root_files
-
-    @property
     def is_bare(self) -> bool:
         """No meta.properties and no root checkpoint: partition dirs copied without their broker's files."""
         return not (_IDENTIFYING & set(self.root_files))

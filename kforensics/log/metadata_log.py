@@ -14,6 +14,7 @@ from ..findings import Finding, FindingLog, finding
 from ..formats.record_batch import CONTROL_BIT
 from .file_kinds import classify_name, is_metadata_dir, parse_partition_dir_name, snapshot_id
 from .listing import as_path
+from .sources import resolve
 from .log_dir import LogDir, find_log_dirs, open_log_dir
 from .partition import PartitionLog, open_partition
 from .records import EntryRecords
@@ -89,7 +90,7 @@ def find_metadata_sources(inputs: list[Any]) -> MetadataSources:
         elif isinstance(item, PartitionLog):
             src.add_partition(item, None)
         else:
-            p = as_path(item)
+            p = resolve(item) if isinstance(item, str) else as_path(item)
             if not p.exists():
                 raise FileNotFoundError(f"no such file or directory: {p}")
             if p.is_file():

@@ -11,6 +11,7 @@ else in kforensics reads these files.
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,26 +61,29 @@ class SideFile:
     findings: list[Finding] = field(default_factory=list)
 
 
+#: side-file kind -> the format module that decodes it (imported only when such a file is read)
+_MODULES = {
+    "partition_metadata": "partition_metadata", "meta_properties": "meta_properties", "quorum_state": "quorum_state",
+    "clean_shutdown": "clean_shutdown", "producer_snapshot": "producer_snapshot", "offset_index": "offset_index",
+    "time_index": "time_index", "txn_index": "txn_index", "replication_offset_checkpoint": "checkpoint",
+    "recovery_point_offset_checkpoint": "checkpoint", "log_start_offset_checkpoint": "checkpoint",
+    "cleaner_offset_checkpoint": "checkpoint", "leader_epoch_checkpoint": "checkpoint",
+}
+
+
 def decoder(kind: str, base_offset: int | None = None) -> Callable[[bytes], Any] | None:
     """The format decoder for a side-file kind (None for kinds with no content to decode)."""
-    from ..formats import (checkpoint, clean_shutdown, meta_properties, offset_index, partition_metadata,
-                           producer_snapshot, quorum_state, time_index, txn_index)
-
-    base = base_offset or 0
-    simple = {"partition_metadata": partition_metadata.decode, "meta_properties": meta_properties.decode,
-              "quorum_state": quorum_state.decode, "clean_shutdown": clean_shutdown.decode,
-              "producer_snapshot": producer_snapshot.decode}
-    if kind in simple:
-        return simple[kind]
-    if kind == "offset_index":
-        return lambda data: offset_index.decode(data, base)
-    if kind == "time_index":
-        return lambda data: time_index.decode(data, base)
+    name = _MODULES.get(kind)
+    if name is None:
+        return None
+    module = importlib.import_module(f"..formats.{name}", __package__)
+    if kind in ("offset_index", "time_index"):
+        return lambda data: module.decode(data, base_offset or 0)
     if kind == "txn_index":
-        return lambda data: txn_index.decode(data, base_offset)
-    if kind in checkpoint.KINDS:
-        return lambda data: checkpoint.decode(data, kind)
-    return None
+        return lambda data: module.decode(data, base_offset)
+    if name == "checkpoint":
+        return lambda data: module.decode(data, kind)
+    return module.decode
 
 
 def read_side_file(path: Any, kind: FileKind | str | None = None, *, base_offset: int | None = None) -> SideFile:

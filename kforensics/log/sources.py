@@ -1,8 +1,9 @@
 """Where evidence lives: local directories, tar archives (read in place) and pyarrow.fs filesystems.
 
 The log layer reads through a small path protocol that ``pathlib.Path``
-already satisfies (``name``, ``parent``, ``/``, ``is_dir``, ``iterdir``,
-``stat().st_size``) plus :func:`open_binary` and :func:`read_bounded`.
+already satisfies (``name``, ``parent``, ``/``, ``exists``, ``is_dir``,
+``is_file``, ``iterdir``, ``stat().st_size``) plus :func:`open_binary` and
+:func:`read_bounded`, the only ways file contents are read.
 Archive and remote paths implement the same protocol, so the scan code is the
 same for a broker dir on disk, a ``.tar``/``.tar.gz`` snapshot and an
 HDFS/S3/GCS URI.
@@ -301,9 +302,6 @@ class TarPath:
             raise FileNotFoundError(str(self))
         return io.BufferedReader(self.archive.open_member(node.info), buffer_size=1 << 20)
 
-    def read_bytes(self) -> bytes:
-        with self.open_binary() as fh:
-            return fh.read()
 
 
 # --------------------------------------------------------------------------- pyarrow.fs
@@ -375,9 +373,6 @@ class ArrowPath:
     def open_binary(self):
         return self.fs.open_input_file(self.path)
 
-    def read_bytes(self) -> bytes:
-        with self.open_binary() as fh:
-            return fh.read()
 
 
 def resolve(spec: str):

@@ -12,7 +12,7 @@ from ..log.batch_table import BatchTable
 from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
-from ..scan.broker import scan_log_dirs
+from ..scan.broker import resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from .replica import COLUMNS, BatchLog, Replica
 from .verdicts import RecordDigest
@@ -63,6 +63,7 @@ class LoadedBrokers:
     groups: dict[tuple[str, int], list[Replica]] = field(default_factory=dict)
     reports: list[ScanReport] = field(default_factory=list)
     broker_ids: list[int] = field(default_factory=list)
+    log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
 
 
 def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: str = "latest") -> LoadedBrokers:
@@ -70,13 +71,17 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
     broker ids come from meta.properties (or their position, when absent).
+    A log dir may be a directory holding one broker's log dirs, or an archive
+    of them (``.tar``/``.tgz``, read in place).
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
     items = brokers.items() if isinstance(brokers, dict) else [(None, [d]) for d in brokers]
     for i, (bid, dirs) in enumerate(items):
         collect = ReplicaCollector()
-        report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=collect)
+        resolved = resolve_log_dirs(list(dirs))
+        out.log_dirs.append(resolved)
+        report = scan_log_dirs(resolved, kafka_version=kafka_version, batch_sink=collect)
         out.reports.append(report)
         broker_id = bid if bid is not None else (report.broker.node_id if report.broker.node_id is not None else i)
         out.broker_ids.append(broker_id)

@@ -46,8 +46,8 @@ def _timeline(loaded, metadata):
     from ..log.log_dir import open_log_dir
 
     inputs = list(metadata or [])
-    for r in loaded.reports:
-        for d in r.broker.log_dirs:
+    for dirs in loaded.log_dirs:
+        for d in dirs:
             ld = open_log_dir(d)
             if any(pd.is_metadata_log for pd in ld.partitions):
                 inputs.append(ld)

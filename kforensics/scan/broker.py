@@ -237,7 +237,8 @@ def name_truncated_topics(partitions: list[PartitionScan], findings: FindingLog)
 
 
 def resolve_log_dirs(paths: list[Any]) -> list[Any]:
-    """The log dirs to scan for one broker: each path is a log dir, or a directory holding log dirs (searched).
+    """The log dirs to scan for one broker: each path is a log dir, a directory or ``.tar``/``.tgz`` archive
+    holding log dirs (searched), or a URI of one.
 
     Raises ``ValueError`` when a path holds no log dir, or holds log dirs of
     more than one broker (scan one broker at a time; ``replay`` and ``spark``
@@ -245,10 +246,11 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
     """
     from ..log.log_dir import find_log_dirs, looks_like_log_dir
     from ..log.listing import as_path
+    from ..log.sources import resolve
 
     out: list[Any] = []
     for path in paths:
-        p = as_path(path)
+        p = resolve(path) if isinstance(path, str) else as_path(path)
         if looks_like_log_dir(p):
             out.append(p)
             continue

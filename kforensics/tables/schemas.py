@@ -101,7 +101,10 @@ def fit(value, typ: pa.DataType):
         return value if -half <= value < half else None
     if pa.types.is_string(typ):
         text = str(value)
-        return text.encode("utf-8", "backslashreplace").decode("utf-8") if _surrogates(text) else text
+        if not _surrogates(text):
+            return text
+        # an undecodable file name: its original bytes back (surrogateescape), the bad ones as \xNN escapes
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     if pa.types.is_list(typ):
         return [fit(v, typ.value_type) for v in value]
     return value

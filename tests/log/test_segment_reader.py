@@ -173,3 +173,18 @@ def test_mutated_oracle_and_realdata_segments_never_raise(tmp_path):
         p.write_bytes(bytes(data))
         r = SegmentReader(p, window=4096)
         list(r.batches())
+
+
+def test_resync_never_accepts_a_large_candidate_whose_crc_does_not_match(tmp_path):
+    # garbage, then a batch too large for the window and the in-memory limit whose body is damaged, then a good
+    # batch: the reader must skip the damaged one (its CRC is checked by streaming) and resume at the good one
+    a = make_segment(1)
+    big = bytearray(make_segment(1, start=1, value_size=180))
+    big[-1] ^= 0xFF  # inside the CRC-covered body
+    b = make_segment(1, start=2)
+    p = write(tmp_path, a + b"\xff" * 50 + bytes(big) + b)
+    r, bs = read(p, window=128, max_entry=150)
+    assert [(x.base_offset, x.recovered) for x in bs] == [(0, False), (2, True)]
+    (corrupt,) = [f for f in r.summary.findings if f.code == "CORRUPT_RANGE"]
+    assert corrupt.position == len(a) and corrupt.facts["resumed_at"] == len(a) + 50 + len(big)
+    assert "CRC_MISMATCH" not in codes(r)
