@@ -218,8 +218,10 @@ _("RECOVERY_POINT_ABOVE_LEO", MEDIUM, "the recovery point is above the log end o
   "flushed records are missing; the recovery point is lowered to the LEO")
 _("RECOVERY_WOULD_TRUNCATE", HIGH, "without a clean-shutdown marker, log recovery truncates this partition",
   "LogLoader recovers from the recovery point, cuts at the first invalid batch and deletes later segments")
-_("CORRUPTION_NOT_RECOVERED", HIGH, "damage behind a clean-shutdown marker",
-  "recovery is skipped, so Kafka serves the damaged segment as it is")
+_("CORRUPTION_NOT_RECOVERED", HIGH, "damage that the next start keeps: behind a clean-shutdown marker, or in a "
+  "segment below the recovery point's", "recovery does not read it, so Kafka serves the damaged batches as they are")
+_("LOG_LOAD_FAILS", CRITICAL, "a log Kafka cannot load: the marker skips recovery and the active segment holds "
+  "a range its reader refuses", "LogManager.loadLogs fails and the broker does not start")
 
 # ----------------------------------------------------------------------------- leader epochs
 _ = _area("leader epochs")
@@ -327,8 +329,10 @@ _("LOST_TO_RECOVERY", HIGH, "records this broker's own log recovery cuts at rest
   "LogLoader truncates at the first invalid batch and deletes later segments")
 _("LEADER_LACKS_COMMITTED", HIGH, "the new leader lacks records below another replica's high watermark",
   "followers truncate to the leader: records only they held are lost")
-_("NOT_CONVERGING", HIGH, "follower truncation repeats without converging; the rounds are listed",
-  "the follower loops (or fetches forever) and never catches up")
+_("NOT_CONVERGING", HIGH, "follower truncation repeats without converging (the rounds are listed), or the "
+  "follower cannot append what the leader serves", "the follower loops, or retries forever, and never catches up")
+_("LOG_LOAD_FAILS", CRITICAL, "this broker cannot load the partition's log at startup, so it takes no part",
+  "the broker does not start until the damage or the marker is removed")
 _("UNCLEAN_ELECTION", HIGH, "this replica was elected leader outside the last ISR (the controller's record shows it)",
   "records only the former ISR held are lost")
 

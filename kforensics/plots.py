@@ -22,11 +22,12 @@ from .scan.model import ScanReport
 
 #: verdicts from harmless to worst (a replica's worst verdict decides its colour)
 VERDICT_ORDER = ["OK", "NO_EPOCHS", "DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-                 "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "FORK", "LOSS_COMMITTED"]
+                 "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "FORK", "LOSS_COMMITTED",
+                 "LOG_LOAD_FAILS"]
 VERDICT_COLORS = {"OK": "#4caf50", "NO_EPOCHS": "#9e9e9e", "DISCARD_UNCOMMITTED": "#ffeb3b",
                   "POSSIBLY_COMMITTED": "#ff9800", "LOST_TO_RECOVERY": "#795548", "LEADER_LACKS_COMMITTED": "#3f51b5",
                   "UNCLEAN_ELECTION": "#9c27b0", "NOT_CONVERGING": "#607d8b", "FORK": "#e91e63",
-                  "LOSS_COMMITTED": "#d32f2f"}
+                  "LOSS_COMMITTED": "#d32f2f", "LOG_LOAD_FAILS": "#212121"}
 LOSS_VERDICTS = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
 SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"]
 assert set(VERDICT_ORDER) == set(VERDICTS), "every verdict has a place in the order"

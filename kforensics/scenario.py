@@ -24,10 +24,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .epoch.cache import LeaderEpochCache
 from .formats.record_batch import RecordData, build_batch
 from .log.writer import LogDirWriter, PartitionWriter, set_mtimes
 
 T0 = 1_700_000_000_000
+#: Kafka's default index.interval.bytes: appends add an offset-index entry only after this many bytes
+INDEX_INTERVAL_BYTES = 4096
+DAMAGE_KINDS = ("crc", "zero", "torn")
 
 
 @dataclass
@@ -37,15 +41,49 @@ class _Broker:
     hw: int | None = None
     extra_epochs: list[tuple[int, int]] = field(default_factory=list)  # entries recorded without a batch
     epoch_checkpoint: bool = True
+    checkpoint_lines: list[tuple[int, int]] | None = None  # a leader-epoch-checkpoint given verbatim
+    frozen_epochs: list[tuple[int, int]] | None = None  # the checkpoint as a crash left it
+    recovery_point: int | None = None  # None: everything flushed (the log end)
+    clean_shutdown: bool = False
+    damage: dict[int, str] = field(default_factory=dict)  # base offset -> "crc" / "zero"
+    torn: bytes | None = None  # the surviving start of a batch torn by the crash, after the last batch
 
     @property
     def leo(self) -> int:
         return self.batches[-1][1] + 1 if self.batches else 0
 
+    def epochs(self) -> list[tuple[int, int]]:
+        """The leader-epoch checkpoint as its broker wrote it (the append path, plus the recorded entries)."""
+        if self.checkpoint_lines is not None:
+            return list(self.checkpoint_lines)
+        if self.frozen_epochs is not None:
+            return list(self.frozen_epochs)
+        cache = LeaderEpochCache(mode="latest")
+        marks = sorted([(s, 1, e) for e, s in self.extra_epochs] + [(b, 0, e) for b, _l, e, _d in self.batches])
+        for start, _kind, epoch in marks:
+            if epoch >= 0 and (cache.latest_epoch is None or epoch > cache.latest_epoch):
+                cache.assign(epoch, start)
+        return cache.entries
+
+    def restarted(self) -> None:
+        """The broker runs again after a crash: loading dropped the torn batch and the entries past its log."""
+        if self.frozen_epochs is not None:
+            cache = LeaderEpochCache(self.frozen_epochs, mode="latest")
+            cache.truncate_from_end(self.leo)
+            self.frozen_epochs = None
+            self.extra_epochs = cache.entries
+        self.torn = None
+
 
 class ScenarioBuilder:
+    """A replication history written as brokers' disks, with the events that follow and the verdicts expected.
+
+    ``cite`` records where the expected verdicts come from (Kafka functions at
+    release tags, docs/replay-at-restart.md sections); they land in scenario.json.
+    """
+
     def __init__(self, name: str, *, brokers: list[int], topic: str = "orders", partition: int = 0,
-                 description: str = ""):
+                 description: str = "", controller: bool = True):
         self.name = name
         self.topic = topic
         self.partition = partition
@@ -55,25 +93,55 @@ class ScenarioBuilder:
         self.epoch = 0
         self.events: list[dict[str, Any]] = []
         self.expected: dict[str, dict[int, list[str]]] = {}
+        self.citations: list[str] = []
+        self.derivation: dict[str, Any] = {}
         self._clock = 0
-        self.elections: list[tuple[int, int]] = []  # (leader, epoch) before the snapshot, for the metadata log
+        self._isr = sorted(brokers)
+        self.controller = controller  # write the controller's record (a KRaft metadata log) when it can be
+        # the controller's record, in order: ("elect", leader, epoch, unclean) or ("isr", members)
+        self.record: list[tuple] = []
+
+    @property
+    def elections(self) -> list[tuple[int, int]]:
+        return [(r[1], r[2]) for r in self.record if r[0] == "elect"]
 
     # ------------------------------------------------------------- history before the snapshot
-    def elect(self, leader: int, *, epoch: int | None = None, record_epoch: bool = False) -> "ScenarioBuilder":
+    def elect(self, leader: int, *, epoch: int | None = None, record_epoch: bool = False,
+              unclean: bool = False) -> "ScenarioBuilder":
         """``leader`` leads from now on in ``epoch`` (default: next).  ``record_epoch`` writes the
-        KAFKA-7415 entry (epoch at its LEO) into its leader-epoch-checkpoint, as 2.0.1+ brokers do."""
+        KAFKA-7415 entry (epoch at its LEO) into its leader-epoch-checkpoint, as 2.0.1+ brokers do.
+        ``unclean``: the controller elects it from outside the ISR (its record shows it)."""
         self.leader = leader
         self.epoch = self.epoch + 1 if epoch is None else epoch
-        self.elections.append((leader, self.epoch))
+        self._controller_elects(leader, self.epoch, unclean)
         if record_epoch:
             b = self.brokers[leader]
             b.extra_epochs.append((self.epoch, b.leo))
         return self
 
+    def _controller_elects(self, leader: int, epoch: int | None, unclean: bool) -> None:
+        if unclean:
+            self._isr = [leader]
+        elif leader not in self._isr:
+            raise ValueError(f"broker {leader} is not in the ISR {self._isr}: say unclean=True")
+        self.record.append(("elect", leader, epoch, unclean))
+
+    def isr(self, members: list[int]) -> "ScenarioBuilder":
+        """The controller shrinks or expands the ISR (its record shows the change)."""
+        self._isr = sorted(members)
+        self.record.append(("isr", self._isr))
+        return self
+
+    def _appending(self, b: _Broker) -> None:
+        if b.frozen_epochs is not None or b.torn is not None:
+            b.restarted()
+        b.clean_shutdown = False
+
     def produce(self, count: int = 1, *, tag: str = "", broker: int | None = None, producer_id: int = -1
                 ) -> "ScenarioBuilder":
         """The leader (or ``broker``) appends ``count`` one-record batches in the current epoch."""
         b = self.brokers[broker if broker is not None else self.leader]
+        self._appending(b)
         for _ in range(count):
             off = b.leo
             self._clock += 1
@@ -88,6 +156,7 @@ class ScenarioBuilder:
         """``follower`` copies the leader's batches it lacks (up to offset ``up_to``, exclusive)."""
         src = self.brokers[source if source is not None else self.leader]
         dst = self.brokers[follower]
+        self._appending(dst)
         for batch in src.batches:
             if batch[0] >= dst.leo and (up_to is None or batch[1] < up_to):
                 dst.batches.append(batch)
@@ -97,12 +166,64 @@ class ScenarioBuilder:
         self.brokers[broker].hw = hw
         return self
 
-    def crash(self, broker: int, *, keep_to: int) -> "ScenarioBuilder":
-        """Power loss: ``broker`` keeps only batches below ``keep_to`` (the rest was never flushed)."""
+    def recovery_point(self, broker: int, offset: int) -> "ScenarioBuilder":
+        """The broker's recovery-point checkpoint (what it had flushed when it last wrote the checkpoint)."""
+        self.brokers[broker].recovery_point = offset
+        return self
+
+    def epoch_checkpoint(self, broker: int, entries: list[tuple[int, int]]) -> "ScenarioBuilder":
+        """The broker's leader-epoch-checkpoint, line for line (even lines Kafka would not write)."""
+        self.brokers[broker].checkpoint_lines = [(int(e), int(s)) for e, s in entries]
+        return self
+
+    def shut_down_cleanly(self, broker: int) -> "ScenarioBuilder":
+        """The broker stopped cleanly: it flushed everything and left the ``.kafka_cleanshutdown`` marker."""
         b = self.brokers[broker]
+        b.clean_shutdown = True
+        if b.recovery_point is None or b.recovery_point < b.leo:
+            b.recovery_point = b.leo
+        return self
+
+    def crash(self, broker: int, *, keep_to: int, torn_bytes: int | None = None, checkpoints_lost: bool = False
+              ) -> "ScenarioBuilder":
+        """Power loss: ``broker`` keeps only batches below ``keep_to`` (the rest was never flushed).
+
+        The checkpoints were written and fsynced before the crash, so they
+        survive as they were: its high watermark, its leader-epoch entries
+        (also those of batches it lost) and a recovery point no later than
+        what it kept.  ``torn_bytes`` keeps the first bytes of the first lost
+        batch (a torn write).  ``checkpoints_lost`` makes the checkpoints
+        agree with what survived instead (an older, simpler model).
+        """
+        b = self.brokers[broker]
+        lost = [x for x in b.batches if x[1] >= keep_to]
+        if checkpoints_lost:
+            b.batches = [x for x in b.batches if x[1] < keep_to]
+            b.extra_epochs = [e for e in b.extra_epochs if e[1] <= keep_to]
+            b.hw = None if b.hw is None else min(b.hw, keep_to)
+            return self
+        b.frozen_epochs = b.epochs()
         b.batches = [x for x in b.batches if x[1] < keep_to]
-        b.extra_epochs = [e for e in b.extra_epochs if e[1] <= keep_to]
-        b.hw = None if b.hw is None else min(b.hw, keep_to)
+        b.torn = lost[0][3][:torn_bytes] if torn_bytes and lost else None
+        b.recovery_point = min(keep_to, b.recovery_point if b.recovery_point is not None else keep_to)
+        b.clean_shutdown = False
+        return self
+
+    def damage(self, broker: int, offset: int, kind: str, *, keep_bytes: int = 40) -> "ScenarioBuilder":
+        """Damage the batch at ``offset`` on ``broker``'s disk: ``crc`` flips a byte of its record value (the
+        stored CRC no longer matches), ``zero`` overwrites it with zeros, ``torn`` keeps only its first
+        ``keep_bytes`` bytes (it must be the last batch)."""
+        if kind not in DAMAGE_KINDS:
+            raise ValueError(f"damage kind must be one of {DAMAGE_KINDS}")
+        b = self.brokers[broker]
+        if kind == "torn":
+            if not b.batches or b.batches[-1][0] != offset:
+                raise ValueError("only the last batch can be torn")
+            b.torn = b.batches.pop()[3][:keep_bytes]
+        else:
+            if not any(x[0] == offset for x in b.batches):
+                raise ValueError(f"broker {broker} has no batch at offset {offset}")
+            b.damage[offset] = kind
         return self
 
     def compact(self, broker: int, *, drop_offsets: set[int]) -> "ScenarioBuilder":
@@ -113,6 +234,13 @@ class ScenarioBuilder:
 
     # ------------------------------------------------------------- after the snapshot
     def then(self, op: str, **kw) -> "ScenarioBuilder":
+        """An event after the snapshot.  An ``elect`` is also in the controller's record; ``unclean=True``
+        makes the record show it outside the ISR (the event itself says nothing: replay finds it there)."""
+        if op == "elect":
+            unclean = bool(kw.pop("unclean", False))
+            last = next((r for r in reversed(self.record) if r[0] == "elect"), None)
+            if last is None or (last[1], last[2]) != (kw["leader"], kw.get("epoch")):  # else: it stays leader
+                self._controller_elects(kw["leader"], kw.get("epoch"), unclean)
         self.events.append({"op": op, **kw})
         return self
 
@@ -120,19 +248,30 @@ class ScenarioBuilder:
         self.expected[kafka_version] = verdicts
         return self
 
+    def cite(self, *sources: str) -> "ScenarioBuilder":
+        """Where the expected verdicts come from (Kafka functions at release tags, docs sections)."""
+        self.citations += sources
+        return self
+
+    def derive(self, **steps: Any) -> "ScenarioBuilder":
+        """The hand derivation of the expected verdicts, per version mode or step."""
+        self.derivation.update(steps)
+        return self
+
     # ------------------------------------------------------------- output
     def _write_metadata_log(self, root: Path) -> None:
-        """The controller's view of the elections before the snapshot, as a KRaft metadata log.
+        """The controller's record of the partition, as a KRaft metadata log.
 
-        Written to ``controller/__cluster_metadata-0`` beside the brokers when the
-        elections are ones a controller could have made (epochs only go up).
+        Written to ``controller/__cluster_metadata-0`` beside the brokers when
+        the elections are ones a controller could have made (epochs only go up).
         """
         from .formats.control import encode_control_key, encode_leader_change
         from .formats.metadata_records import encode_metadata_record
         from .formats.protocol import uuid_to_str
 
         epochs = [e for _, e in self.elections]
-        if not self.elections or any(b <= a for a, b in zip(epochs, epochs[1:])):
+        if not self.controller or not epochs or any(e is None for e in epochs) or \
+                any(b <= a for a, b in zip(epochs, epochs[1:])):
             return
         tid = uuid_to_str(self.name.encode().ljust(16, b"\0")[:16])
         ids = sorted(self.brokers)
@@ -140,16 +279,28 @@ class ScenarioBuilder:
             encode_metadata_record("FeatureLevelRecord", 0, {"Name": "metadata.version", "FeatureLevel": 7}),
             encode_metadata_record("TopicRecord", 0, {"Name": self.topic, "TopicId": tid}),
         ]
-        (leader, epoch) = self.elections[0]
+        first = next(i for i, r in enumerate(self.record) if r[0] == "elect")
+        isr = ids
+        for r in self.record[:first]:
+            isr = r[1]
+        _, leader, current, unclean = self.record[first]
+        isr = [leader] if unclean else isr
         records.append(encode_metadata_record("PartitionRecord", 0, {
-            "PartitionId": self.partition, "TopicId": tid, "Replicas": ids, "Isr": ids, "RemovingReplicas": [],
-            "AddingReplicas": [], "Leader": leader, "LeaderEpoch": epoch, "PartitionEpoch": 0}))
-        current = epoch
-        for leader, epoch in self.elections[1:]:
+            "PartitionId": self.partition, "TopicId": tid, "Replicas": ids, "Isr": isr, "RemovingReplicas": [],
+            "AddingReplicas": [], "Leader": leader, "LeaderEpoch": current, "PartitionEpoch": 0}))
+        for r in self.record[first + 1:]:
+            change: dict[str, Any] = {"PartitionId": self.partition, "TopicId": tid}
+            if r[0] == "isr":
+                records.append(encode_metadata_record("PartitionChangeRecord", 0, {**change, "Isr": r[1]}))
+                continue
+            _, leader, epoch, unclean = r
             while current < epoch:  # the controller bumps one epoch per leader (re)election
                 current += 1
-                records.append(encode_metadata_record("PartitionChangeRecord", 0, {
-                    "PartitionId": self.partition, "TopicId": tid, "Leader": leader}))
+                body = {**change, "Leader": leader}
+                if unclean:
+                    body.update(Isr=[leader], LeaderRecoveryState=1)
+                    unclean = False
+                records.append(encode_metadata_record("PartitionChangeRecord", 0, body))
         d = root / "controller" / "__cluster_metadata-0"
         d.mkdir(parents=True, exist_ok=True)
         batches = [build_batch([RecordData(0, T0, encode_control_key("LEADER_CHANGE"),
@@ -162,20 +313,20 @@ class ScenarioBuilder:
     def write(self, root: str | Path, *, cleaner_offsets: dict[int, int] | None = None) -> Path:
         root = Path(root)
         for b in self.brokers.values():
-            lw = LogDirWriter(root / f"broker-{b.broker_id}", node_id=b.broker_id, cluster_id=f"scenario-{self.name}")
-            pw: PartitionWriter = lw.partition(self.topic, self.partition)
+            lw = LogDirWriter(root / f"broker-{b.broker_id}", node_id=b.broker_id, cluster_id=f"scenario-{self.name}",
+                              clean_shutdown=b.clean_shutdown)
+            pw: PartitionWriter = lw.partition(self.topic, self.partition, index_interval_bytes=INDEX_INTERVAL_BYTES)
             for _base, _last, _epoch, data in b.batches:
                 pw.append(data)
-            for e, s in b.extra_epochs:
-                if not pw.epochs or e > pw.epochs[-1][0]:
-                    pw.epochs.append((e, s))
+            pw.epochs = b.epochs()
             key = (self.topic, self.partition)
             if b.hw is not None:
                 lw.high_watermarks[key] = b.hw
-            lw.recovery_points[key] = b.leo
+            lw.recovery_points[key] = b.recovery_point if b.recovery_point is not None else b.leo
             if cleaner_offsets and b.broker_id in cleaner_offsets:
                 lw.cleaner_offsets[key] = cleaner_offsets[b.broker_id]
             lw.write()
+            self._damage_disk(b, root / f"broker-{b.broker_id}" / pw.dir_name / "00000000000000000000.log")
         doc = {
             "name": self.name,
             "description": self.description,
@@ -184,10 +335,33 @@ class ScenarioBuilder:
             "events": self.events,
             "expected": {v: {str(k): codes for k, codes in exp.items()} for v, exp in self.expected.items()},
         }
+        if self.citations:
+            doc["sources"] = self.citations
+        if self.derivation:
+            doc["derivation"] = self.derivation
         (root / "scenario.json").write_text(json.dumps(doc, indent=1) + "\n")
         self._write_metadata_log(root)
         set_mtimes(root)
         return root
+
+    @staticmethod
+    def _damage_disk(b: _Broker, log: Path) -> None:
+        """Apply the declared damage to the written segment (indexes were written from the intact bytes)."""
+        if not b.damage and b.torn is None:
+            return
+        data = bytearray(log.read_bytes()) if log.exists() else bytearray()
+        pos = 0
+        for base, _last, _epoch, batch in b.batches:
+            kind = b.damage.get(base)
+            if kind == "zero":
+                data[pos : pos + len(batch)] = bytes(len(batch))
+            elif kind == "crc":
+                at = pos + batch.rindex(b"offset")  # inside the record value: the CRC covers it
+                data[at] ^= 0x20
+            pos += len(batch)
+        if b.torn is not None:
+            data += b.torn
+        log.write_bytes(bytes(data))
 
 
 @dataclass

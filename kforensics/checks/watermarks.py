@@ -38,12 +38,13 @@ def check_watermarks(*, path: str, log_start: int | None, log_end: int | None, h
     return out
 
 
-def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, damaged_position: int | None) -> list[Finding]:
+def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None) -> list[Finding]:
     """Say what the recovery plan costs in offsets and records, against the high watermark."""
     out: list[Finding] = []
     if plan.truncates:
-        lost = ("nothing below the cut" if plan.lost_first_offset is None else
-                f"offsets {plan.lost_first_offset}..{plan.lost_last_offset} ({plan.lost_records} records)")
+        lost = ("no readable batch below the cut" if plan.lost_first_offset is None else
+                f"offsets {plan.lost_first_offset}..{plan.lost_last_offset} ({plan.lost_records} readable records)")
+        deleted = (f" and deletes {len(plan.segments_deleted)} later segment(s)" if plan.segments_deleted else "")
         committed = ""
         if plan.lost_committed_records and high_watermark is not None:
             committed = (f"; {plan.lost_committed_records} of them below the high watermark {high_watermark}: "
@@ -52,8 +53,8 @@ def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, damaged_po
             committed = f"; all above the high watermark {high_watermark} (uncommitted)"
         out.append(finding(
             "RECOVERY_WOULD_TRUNCATE",
-            f"unclean shutdown: at the next start Kafka's recovery cuts the log at byte {plan.truncate_position} and "
-            f"deletes {len(plan.segments_deleted)} later segment(s): {lost}{committed}; the log then ends at "
+            f"unclean shutdown: at the next start Kafka's recovery cuts the log at byte {plan.truncate_position}"
+            f"{deleted}: {lost}{committed}; the log then ends at "
             f"{plan.log_end_offset}",
             severity=Severity.CRITICAL if plan.lost_committed_records else None,
             file=plan.truncate_segment, position=plan.truncate_position, log_end_offset=plan.log_end_offset,
@@ -61,7 +62,16 @@ def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, damaged_po
             lost_records=plan.lost_records, lost_committed_records=plan.lost_committed_records,
             bytes_dropped=plan.lost_bytes, segments_deleted=plan.segments_deleted))
     if plan.damage_kept is not None:
-        out.append(finding("CORRUPTION_NOT_RECOVERED", "clean-shutdown marker present, so Kafka skips recovery and "
-                                                       "serves the damaged segment as it is",
-                           file=plan.damage_kept, position=damaged_position))
+        why = ("clean-shutdown marker present, so Kafka skips recovery" if plan.clean_shutdown else
+               "the segment lies below the recovery point's, so recovery does not read it")
+        what = ("a torn final batch stays in the file: the next append lands after it, and readers of that offset "
+                "then meet the torn batch" if plan.damage_kept_is_torn_tail else
+                "Kafka serves the damaged segment as it is: readers of these offsets fail")
+        out.append(finding("CORRUPTION_NOT_RECOVERED", f"{why}; {what}", file=plan.damage_kept,
+                           position=plan.damage_kept_position))
+    if plan.load_fails:
+        out.append(finding("LOG_LOAD_FAILS", "clean-shutdown marker present and the active segment holds a range "
+                                             "Kafka's reader refuses (zeros or a size below the minimum): computing "
+                                             "the log end at startup throws, and the broker does not start",
+                           file=plan.damage_kept, position=plan.damage_kept_position))
     return out

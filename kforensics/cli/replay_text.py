@@ -43,14 +43,19 @@ def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) 
         w(line + "\n")
     for r in p.replicas:
         codes = ", ".join(v.code for v in r.verdicts)
-        w(f"  broker {r.broker_id} ({r.role}): LEO {r.log_end_offset_before} -> {r.log_end_offset_after}, "
-          f"HW {_s(r.high_watermark)}: {codes}\n")
+        at_restart = ("" if r.log_end_offset_at_restart in (None, r.log_end_offset_before)
+                      else f" (after restart {r.log_end_offset_at_restart})")
+        w(f"  broker {r.broker_id} ({r.role}): LEO {r.log_end_offset_before}{at_restart} -> "
+          f"{r.log_end_offset_after}, HW {_s(r.high_watermark)}: {codes}\n")
+        for note in r.notes:
+            w(f"      {printable(note)}\n")
         for dec in r.decisions:
             for line in dec.reasoning:
                 w(f"      {printable(line)}\n")
         for v in r.verdicts:
             if v.code != "OK" and v.offsets:
-                w(f"      {v.code}: offsets {_range(v.offsets)} ({v.records} records, {v.bytes} bytes)"
+                size = f" ({v.records} records, {v.bytes} bytes)" if v.records or v.bytes else ""
+                w(f"      {v.code}: offsets {_range(v.offsets)}{size}"
                   + (f", caused by {v.cause}" if v.cause else "") + f": {printable(v.detail)}\n")
                 if digests and v.digests:
                     for dg in v.digests[:20]:

@@ -7,6 +7,7 @@
 * 2.0.1+ (KAFKA-7415) answers a request below the first cached epoch with
   ``(requested, first start)``, ``assign`` drops conflicting tail entries and
   a new leader records its epoch at its log end;
+* 2.6.1+ (KAFKA-10706) a truncation to the log end still trims the cache;
 * 2.8+ (KAFKA-10554) followers learn of divergence from fetch responses.
 """
 
@@ -61,6 +62,19 @@ class KafkaVersion:
     def leader_assigns_on_election(self) -> bool:
         """Whether a new leader records its epoch at its LEO before writing anything in it."""
         return self.kafka_7415
+
+    @property
+    def kafka_10706(self) -> bool:
+        """Whether truncating to an offset at or past the log end still trims the cache (2.6.1+, KAFKA-10706)."""
+        return self.at_least(2, 6, 1)
+
+    @property
+    def initial_fetch_from_leo(self) -> bool:
+        """Whether a new follower (with epochs) starts fetching at its log end: 0.11.0-1.0 and 2.8+.
+
+        1.1-2.7 start at the high watermark (``ReplicaManager.makeFollowers``).
+        """
+        return not self.at_least(1, 1, 0) or self.truncate_on_fetch
 
     @property
     def truncate_on_fetch(self) -> bool:

@@ -33,6 +33,8 @@ DEFAULT_ROWS = 1 << 12
 DEFAULT_MAX_ENTRY = 64 << 20
 HEADER_PREFIX = record_batch.ENTRY_PREFIX  # offset, size, epoch/crc, magic
 _SIZE = record_batch.HEADER["batch_length"]  # the size field, shared by every magic
+_BASE = record_batch.HEADER["base_offset"]
+_LAST_DELTA = record_batch.HEADER["last_offset_delta"]
 
 KAFKA_SIZE_ERROR = "CorruptRecordException"
 
@@ -78,6 +80,11 @@ class ReadSummary:
     # where Kafka's own iterator stops, and why (None: it reads to the end)
     kafka_valid_bytes: int = 0
     kafka_stop: str | None = None
+    # how Kafka's reader ends there: "partial" (silently, an entry runs past the end) or "corrupt"
+    # (CorruptRecordException: a size below the minimum, e.g. zeros)
+    kafka_stop_kind: str | None = None
+    # a torn final entry: the offsets its surviving header declares (None when too little of it survives)
+    partial_offsets: tuple[int, int] | None = None
     recovered_batches: int = 0
     sha256: str | None = None
     findings: list[Finding] = field(default_factory=list)
@@ -194,8 +201,9 @@ class SegmentReader:
         # capped per code: a segment of a million bad batches yields a hundred findings and a count
         self._log.add(finding(code, message, file=self.label, position=position, **facts))
 
-    def _kafka_stops(self, position: int, reason: str) -> None:
+    def _kafka_stops(self, position: int, reason: str, kind: str) -> None:
         if self.summary.kafka_stop is None:
+            self.summary.kafka_stop_kind = kind
             self.summary.kafka_valid_bytes = position
             self.summary.kafka_stop = reason
 
@@ -324,10 +332,26 @@ class SegmentReader:
         return record_batch.LOG_OVERHEAD + int.from_bytes(raw[_SIZE.offset : _SIZE.offset + _SIZE.size], "big",
                                                           signed=True)
 
+    @staticmethod
+    def _partial_offsets(win: _Window, pos: int, available: int) -> tuple[int, int] | None:
+        """(first, last) offset a torn entry's surviving header declares: v2 up to its last offset delta,
+        v0/v1 its offset field (the wrapper's is the last inner offset)."""
+        need = _LAST_DELTA.offset + _LAST_DELTA.size
+        raw = win.bytes_at(pos, min(available, need))
+        if raw is None or len(raw) <= record_batch.MAGIC_OFFSET:
+            return None
+        base = int.from_bytes(raw[: _BASE.size], "big", signed=True)
+        if raw[record_batch.MAGIC_OFFSET] != record_batch.MAGIC:
+            return base, base
+        if len(raw) < need:
+            return None
+        delta = int.from_bytes(raw[_LAST_DELTA.offset : need], "big", signed=True)
+        return (base, base + delta) if delta >= 0 else None
+
     def _handle_tail(self, win: _Window, pos: int, declared: int | None) -> int | None:
         """An entry at ``pos`` runs past the end of the file."""
         size = win.size
-        self._kafka_stops(pos, "partial entry at end of file")
+        self._kafka_stops(pos, "partial entry at end of file", "partial")
         nxt, nonzero = self._resync(win, pos + 1)
         if nxt is not None:
             self._finding(
@@ -351,6 +375,7 @@ class SegmentReader:
                 length=tail,
             )
         else:
+            self.summary.partial_offsets = self._partial_offsets(win, pos, tail)
             self._finding(
                 "TRUNCATED_BATCH",
                 f"torn write: the last entry declares {declared} bytes but only {tail} remain",
@@ -368,9 +393,9 @@ class SegmentReader:
         magic = raw[record_batch.MAGIC_OFFSET] if raw is not None else None
         if status == kernels.ST_SIZE_TOO_SMALL:
             self._kafka_stops(pos, f"{KAFKA_SIZE_ERROR}: record size {size_field} below minimum "
-                                   f"({legacy.MIN_MESSAGE_SIZE[0]})")
+                                   f"({legacy.MIN_MESSAGE_SIZE[0]})", "corrupt")
         else:
-            self._kafka_stops(pos, f"unreadable entry (magic {magic}, size {size_field})")
+            self._kafka_stops(pos, f"unreadable entry (magic {magic}, size {size_field})", "corrupt")
         nxt, nonzero = self._resync(win, pos + 1)
         end = nxt if nxt is not None else win.size
         length = end - pos

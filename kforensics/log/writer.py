@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats import checkpoint, meta_properties, offset_index, partition_metadata, time_index
-from ..formats.record_batch import HEADER, RecordBatchHeader
+from ..formats.record_batch import ENTRY_PREFIX, HEADER, LOG_OVERHEAD, MAGIC, MAGIC_OFFSET, RecordBatchHeader
 
 
 def segment_name(base_offset: int, suffix: str) -> str:
@@ -32,6 +32,8 @@ class PartitionWriter:
     topic_id: str | None = None
     write_epoch_checkpoint: bool = True
     next_offset: int = 0
+    # None: an index entry per batch (as recovery rebuilds them); Kafka's appends add one only after this many bytes
+    index_interval_bytes: int | None = None
 
     @property
     def dir_name(self) -> str:
@@ -39,7 +41,7 @@ class PartitionWriter:
 
     def append(self, batch: bytes) -> None:
         """Append one encoded batch (any magic), rolling segments at ``segment_bytes``."""
-        h = RecordBatchHeader.parse(batch) if batch[16] == 2 else None
+        h = RecordBatchHeader.parse(batch) if batch[MAGIC_OFFSET] == MAGIC else None
         base = h.base_offset if h else int.from_bytes(batch[:8], "big", signed=True)
         last = base + h.last_offset_delta if h else base
         if not self.segments or len(self.segments[-1][1]) + len(batch) > self.segment_bytes:
@@ -56,7 +58,7 @@ class PartitionWriter:
         for base, data in self.segments:
             (d / segment_name(base, ".log")).write_bytes(bytes(data))
             if indexes:
-                entries, tentries = _index_entries(bytes(data))
+                entries, tentries = _index_entries(bytes(data), self.index_interval_bytes)
                 (d / segment_name(base, ".index")).write_bytes(offset_index.encode(entries, base))
                 (d / segment_name(base, ".timeindex")).write_bytes(time_index.encode(tentries, base))
         if self.write_epoch_checkpoint:
@@ -66,26 +68,35 @@ class PartitionWriter:
         return d
 
 
-def _index_entries(data: bytes):
-    """(last offset, position) per batch and the time index of strictly rising max timestamps."""
+def _index_entries(data: bytes, interval: int | None = None):
+    """(last offset, position) index entries and the time index of strictly rising max timestamps.
+
+    With ``interval`` an entry is added as ``LogSegment.append`` does: for the
+    batch appended once more than ``interval`` bytes went in since the last one.
+    """
     entries, tentries = [], []
     pos = 0
     best_ts = None
-    while pos + 17 <= len(data):
-        size = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
-        if data[pos + 16] == 2:
-            h = HEADER.struct.unpack_from(data, pos)
-            f = dict(zip(HEADER.names, h))
+    since = 0
+    size_field = HEADER["batch_length"]
+    while pos + ENTRY_PREFIX <= len(data):
+        size = int.from_bytes(data[pos + size_field.offset : pos + size_field.offset + size_field.size], "big",
+                              signed=True)
+        if data[pos + MAGIC_OFFSET] == MAGIC:
+            f = dict(zip(HEADER.names, HEADER.struct.unpack_from(data, pos)))
             last = f["base_offset"] + f["last_offset_delta"]
             ts = f["max_timestamp"]
         else:
-            last = int.from_bytes(data[pos : pos + 8], "big", signed=True)
+            last = int.from_bytes(data[pos : pos + HEADER["base_offset"].size], "big", signed=True)
             ts = -1
-        entries.append((last, pos))
-        if ts >= 0 and (best_ts is None or ts > best_ts):
-            best_ts = ts
-            tentries.append((ts, last))
-        pos += 12 + size
+        if interval is None or since > interval:
+            entries.append((last, pos))
+            since = 0
+            if ts >= 0 and (best_ts is None or ts > best_ts):
+                best_ts = ts
+                tentries.append((ts, last))
+        since += LOG_OVERHEAD + size
+        pos += LOG_OVERHEAD + size
     return entries, tentries
 
 

@@ -1,12 +1,20 @@
 """Replay Kafka's replication on the replicas of one partition and judge the outcome.
 
-Input: the replicas as found on disk, a Kafka version and a sequence of
-events (by default: the chosen leader is elected in a new epoch and every
-other replica follows it).  Each follower's truncation is replayed with the
-rules of that version (:mod:`.truncation`), then it catches up with the
-leader.  The verdicts say, per replica, what was discarded, lost or forked,
-with the offsets, sizes and producers affected.  The same function serves
-``kforensics replay`` and the Spark job.
+The replay follows what Kafka does after an incident (docs/replay-at-restart.md):
+
+1. **load**: each broker loads its log as at its next start
+   (:func:`.restart.restart`: recovery's cut, the epoch cache truncated at
+   load, the high watermark clamped); a log Kafka cannot load takes no part;
+2. **elect**: the leader named by the events (by the controller's record, or
+   the default choice) is elected in a new epoch;
+3. **truncate and fetch**: each follower truncates with the rules of the
+   version and catches up (:mod:`.truncation`);
+4. **judge**: per replica, what recovery cut, what truncation discarded,
+   lost or forked, what the leader lacked when elected, and whether the
+   follower converges at all.
+
+The same function serves ``kforensics replay`` and the Spark job (through
+:func:`kforensics.replay.group.replay_group`).
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ import numpy as np
 
 from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import Finding, finding
-from .divergence import Divergence, cleaned_below, divergence, first_difference, missing_from
-from .replica import BatchLog, Replica
-from .truncation import Decision, ReplicaState, fetch, truncate_follower
+from .divergence import Divergence, cleaned_below, divergence, first_difference
+from .replica import FETCHED, BatchLog, Replica
+from .restart import Restarted, restart
+from .truncation import Decision, ReplicaState, catch_up, truncate_follower
 from .verdicts import Verdict, verdict_over
 
 
@@ -50,11 +59,12 @@ class ReplicaOutcome:
     """One replica after the replay: its role, logs before and after, decisions and verdicts."""
 
     broker_id: int
-    role: str  # leader / follower
-    log_end_offset_before: int
+    role: str  # leader / follower / offline (its log does not load)
+    log_end_offset_before: int  # on disk
     log_end_offset_after: int
-    high_watermark: int | None
+    high_watermark: int | None  # checkpointed
     epoch_cache: list[tuple[int, int]]
+    log_end_offset_at_restart: int | None = None  # after loading (None: it does not load)
     decisions: list[Decision] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
@@ -93,12 +103,22 @@ class PartitionReplay:
         return {r.broker_id: [v.code for v in r.verdicts] for r in self.replicas}
 
 
-def choose_leader(replicas: list[Replica]) -> int:
-    """Kafka-like default: the replica with the highest latest epoch, then the longest log, then the lowest id."""
-    def key(r: Replica):
-        return (r.latest_epoch if r.latest_epoch is not None else -1, r.log_end_offset, -r.broker_id)
+def choose_leader(replicas: list[Replica], loaded: dict[int, Restarted] | None = None) -> int:
+    """Kafka-like default among the replicas that load: the highest latest epoch, the longest log, the lowest id.
 
-    return max(replicas, key=key).broker_id
+    With ``loaded`` the comparison is on each replica as its broker loads it.
+    """
+    def key(r: Replica):
+        if loaded is not None:
+            rs = loaded[r.broker_id]
+            ep = rs.log.col("partition_leader_epoch")
+            latest = max(rs.cache.latest_epoch if rs.cache.latest_epoch is not None else -1,
+                         int(ep.max()) if len(ep) else -1)
+            return latest, rs.log_end_offset if rs.log_end_offset is not None else r.log_start, -r.broker_id
+        return r.latest_epoch if r.latest_epoch is not None else -1, r.log_end_offset, -r.broker_id
+
+    candidates = [r for r in replicas if loaded is None or not loaded[r.broker_id].load_fails] or replicas
+    return max(candidates, key=key).broker_id
 
 
 def synthetic_batch(broker: int, offset: int, epoch: int, records: int = 1, size: int = 100) -> list[int]:
@@ -118,6 +138,17 @@ def default_events(replicas: list[Replica], leader: int, epoch: int | None = Non
     return events
 
 
+@dataclass
+class _Election:
+    leader: int
+    epoch: int
+    leo: int
+    unclean: bool
+    evidence: str | None
+    lacks: BatchLog
+    lacks_from: list[int]
+
+
 def replay_partition(
     topic: str,
     partition: int,
@@ -127,74 +158,79 @@ def replay_partition(
     leader: int | None = None,
     events: list[dict[str, Any]] | None = None,
 ) -> PartitionReplay:
-    """Replay one partition and judge every replica."""
+    """Replay one partition from the brokers' restart on, and judge every replica."""
     mode = parse_kafka_version(kafka_version)
     by_id = {r.broker_id: r for r in replicas}
+    loaded = {r.broker_id: restart(r, mode) for r in replicas}
+    offline = {b for b, rs in loaded.items() if rs.load_fails}
     if leader is None:
         leader = next((e["leader"] for e in reversed(events or []) if e.get("op") == "elect"), None)
-        if leader is None:
-            leader = choose_leader(replicas)
+    if leader is None or leader in offline:
+        leader = choose_leader(replicas, loaded)
     if events is None:
         events = default_events(replicas, leader)
     states = {
-        r.broker_id: ReplicaState(r, r.log, r.epoch_cache(mode), r.high_watermark or 0, r.log_end_offset)
-        for r in replicas
+        b: ReplicaState(by_id[b], rs.log, rs.cache, rs.high_watermark,
+                        rs.log_end_offset if rs.log_end_offset is not None else by_id[b].log_start, mode,
+                        rs.read_fails_from)
+        for b, rs in loaded.items()
     }
     outcomes = {
-        r.broker_id: ReplicaOutcome(r.broker_id, "follower", r.log_end_offset, r.log_end_offset, r.high_watermark, [])
+        r.broker_id: ReplicaOutcome(r.broker_id, "offline" if r.broker_id in offline else "follower",
+                                    r.log_end_offset, r.log_end_offset, r.high_watermark, [],
+                                    None if r.broker_id in offline else states[r.broker_id].leo,
+                                    notes=list(loaded[r.broker_id].notes))
         for r in replicas
     }
     bound = max((r.high_watermark or 0 for r in replicas), default=0)
     current, epoch = None, None
     pending: dict[int, Decision] = {}
-    findings: list[Finding] = []
+    elections: list[_Election] = []
     for ev in events:
         op = ev["op"]
         if op == "elect":
-            current = ev["leader"]
-            epoch = ev.get("epoch")
-            if epoch is None:
-                epoch = max((s.cache.latest_epoch or -1) for s in states.values()) + 1
-            st = states[current]
-            if mode.leader_assigns_on_election and mode.has_epochs:
-                st.cache.assign(epoch, st.leo)  # KAFKA-7415: the new leader records its epoch at its LEO
-            outcomes[current].notes.append(f"elected leader in epoch {epoch} with LEO {st.leo}")
-            _check_election(by_id, states, current, bound, findings)
-        elif op in ("truncate", "follow"):
-            f = states[ev["broker"]]
-            d = truncate_follower(f, states[current], mode)
-            outcomes[f.broker_id].decisions.append(d)
-            pending[f.broker_id] = d
-            if op == "follow":
-                outcomes[f.broker_id].notes += fetch(f, states[current], mode, d)
-        elif op == "fetch":
-            f = states[ev["broker"]]
-            outcomes[f.broker_id].notes += fetch(f, states[current], mode, pending.get(f.broker_id))
+            current, epoch = _elect(ev, states, by_id, offline, outcomes, leader, mode, elections)
+        elif op in ("truncate", "follow", "fetch"):
+            b = ev["broker"]
+            if b in offline or b == current or current is None:
+                continue
+            f = states[b]
+            if op == "fetch" and b in pending:
+                _fetch_more(f, states[current], mode, pending[b])
+                continue
+            d = truncate_follower(f, states[current], mode, fetch=op != "truncate")
+            outcomes[b].decisions.append(d)
+            pending[b] = d
         elif op == "append":
-            st = states[ev["broker"]]
-            rows = [synthetic_batch(st.broker_id, st.leo + i, epoch if epoch is not None else 0)
+            b = ev["broker"]
+            if b in offline:
+                continue
+            st = states[b]
+            rows = [synthetic_batch(b, st.leo + i, epoch if epoch is not None else 0)
                     for i in range(ev.get("batches", 1))]
-            new = BatchLog.from_rows(rows)
-            st.log = st.log.concat(new)
-            st.leo = int(new.col("last_offset")[-1]) + 1
-            if mode.has_epochs:
-                for e, base, _magic in new.epoch_transitions():
-                    st.cache.assign(e, base)
+            st.append(BatchLog.from_rows(rows))
         elif op in ("down", "up"):
             outcomes[ev["broker"]].notes.append(f"broker {ev['broker']} {op}")
         else:
             raise ValueError(f"unknown replay event {op!r}")
+    if current is None:
+        current = leader
     outcomes[current].role = "leader"
     leader_state = states[current]
-    unclean_leader = any(f.code == "UNCLEAN_ELECTION" and f.facts.get("broker_id") == current for f in findings)
-    for bid, st in states.items():
-        out = outcomes[bid]
-        out.log_end_offset_after = st.leo
+    findings: list[Finding] = []
+    for b, st in states.items():
+        out = outcomes[b]
+        out.log_end_offset_after = st.leo if b not in offline else out.log_end_offset_before
         out.epoch_cache = st.cache.entries
-        out.log_before, out.log_after = epoch_runs(by_id[bid].log), epoch_runs(st.log)
-        out.verdicts = judge(st, leader_state, by_id[bid], bound, mode, out.decisions,
-                             unclean=unclean_leader and bid == current)
-        if bid != current:
+        out.log_before, out.log_after = epoch_runs(by_id[b].log), epoch_runs(st.log if b not in offline else
+                                                                                 by_id[b].log)
+        if b in offline:
+            out.verdicts = [Verdict("LOG_LOAD_FAILS", cause="restart", detail=loaded[b].notes[0])]
+            continue
+        out.verdicts = judge(st, leader_state, loaded[b], bound, mode, out.decisions,
+                             [e for e in elections if e.leader == b], out.notes)
+        findings += _kept_damage(st, loaded[b])
+        if b != current and all(d.converged for d in out.decisions):
             findings += _check_invariants(st, leader_state, bound)
     return PartitionReplay(
         topic, partition, mode.label, current, epoch if epoch is not None else -1, bound,
@@ -202,42 +238,80 @@ def replay_partition(
     )
 
 
-def _check_election(by_id: dict[int, Replica], states: dict[int, ReplicaState], leader: int, bound: int,
-                    findings: list[Finding]) -> None:
-    st = states[leader]
-    if st.leo < bound:
-        findings.append(finding("UNCLEAN_ELECTION", f"leader's log ends at {st.leo}, below the committed bound {bound} "
-                                "(the highest checkpointed high watermark): it was elected without the committed "
-                                "prefix", broker_id=leader, log_end_offset=st.leo, committed_bound=bound))
-        return
-    for bid, r in by_id.items():
-        if bid == leader or not r.high_watermark:
+def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],
+           outcomes: dict[int, ReplicaOutcome], fallback: int, mode: KafkaVersion, elections: list[_Election]
+           ) -> tuple[int, int]:
+    chosen = ev["leader"]
+    if chosen in offline or chosen not in states:
+        outcomes[fallback].notes.append(f"broker {chosen} cannot load its log, so it cannot be elected: the "
+                                        f"controller elects broker {fallback} instead")
+        chosen = fallback
+    epoch = ev.get("epoch")
+    if epoch is None:
+        epoch = max((s.cache.latest_epoch if s.cache.latest_epoch is not None else -1) for s in states.values()) + 1
+    st = states[chosen]
+    if mode.leader_assigns_on_election and epoch >= 0:
+        st.cache.assign(epoch, st.leo)  # KAFKA-7415: the new leader records its epoch at its LEO
+    outcomes[chosen].notes.append(f"elected leader in epoch {epoch} with LEO {st.leo}")
+    lacks, sources = _lacked(st, by_id)
+    elections.append(_Election(chosen, epoch, st.leo, bool(ev.get("unclean")), ev.get("evidence"), lacks, sources))
+    return chosen, epoch
+
+
+def _lacked(leader: ReplicaState, by_id: dict[int, Replica]) -> tuple[BatchLog, list[int]]:
+    """Batches below another replica's checkpointed high watermark (on its disk) that the new leader lacks."""
+    parts, sources = [], []
+    for b, r in sorted(by_id.items()):
+        if b == leader.broker_id or not r.high_watermark:
             continue
-        committed = r.log.select(r.log.col("last_offset") < r.high_watermark)
-        missing = missing_from(committed, st.log, cleaned_below(r, by_id[leader]))
+        log = r.log
+        floor = max(cleaned_below(r, leader.replica), leader.replica.log_start)
+        committed = log.select((log.col("last_offset") < r.high_watermark) & (log.col("last_offset") >= floor))
+        missing = committed.select(~committed.held_in(leader.log))
         if len(missing):
-            where = int(missing.col("base_offset")[0])
-            findings.append(finding("UNCLEAN_ELECTION", f"broker {bid} holds {len(missing)} batch(es) below its "
-                                    f"high watermark {r.high_watermark} that the leader does not have (first at "
-                                    f"offset {where})", broker_id=leader, other_broker=bid, first_offset=where))
-            return
+            parts.append(missing)
+            sources.append(b)
+    if not parts:
+        return BatchLog.empty(), []
+    allm = BatchLog(np.concatenate([p.data for p in parts]))
+    # one row per distinct batch, in offset order
+    _, first = np.unique(allm.identity(), axis=0, return_index=True)
+    rows = allm.data[np.sort(first)]
+    return BatchLog(rows[np.argsort(rows[:, 0], kind="stable")]), sources
 
 
-def judge(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: int, mode: KafkaVersion,
-          decisions: list[Decision], unclean: bool) -> list[Verdict]:
-    """The verdicts of one replica after the replay."""
+def _fetch_more(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: Decision) -> None:
+    """A ``fetch`` event after a ``truncate``: the follower goes on with the same decision."""
+    if mode.truncate_on_fetch:
+        more = truncate_follower(f, leader, mode, fetch=True)
+        d.rounds += more.rounds
+        d.reasoning += more.reasoning
+        d.converged, d.repeating, d.stalled_at = more.converged, more.repeating, more.stalled_at
+        if more.truncate_to is not None:
+            d.truncate_to = more.truncate_to if d.truncate_to is None else min(d.truncate_to, more.truncate_to)
+        d.leo_after = f.leo
+    else:
+        catch_up(f, leader, mode, d)
+        d.leo_after = f.leo
+
+
+def judge(st: ReplicaState, leader: ReplicaState, loaded: Restarted, bound: int, mode: KafkaVersion,
+          decisions: list[Decision], elections: list[_Election], notes: list[str]) -> list[Verdict]:
+    """The verdicts of one replica after the replay (``notes`` receives what is worth saying but costs nothing)."""
     out: list[Verdict] = []
-    if unclean:
-        out.append(Verdict("UNCLEAN_ELECTION", cause="election", detail="elected without the committed prefix"))
-    if any(d.path in ("hw", "pre-kip-101") for d in decisions) and mode.has_epochs:
+    replica = st.replica
+    own_hw = replica.high_watermark or 0
+    out += _recovery_verdicts(st, loaded, notes)
+    out += _election_verdicts(elections, own_hw)
+    if mode.has_epochs and any(d.path in ("hw", "pre-kip-101") and d.leo_after < d.leo_before for d in decisions):
         out.append(Verdict("NO_EPOCHS", cause="truncation",
                            detail="no leader epochs: truncation fell back to the high watermark"))
-    # what was removed and not fetched back unchanged
+    # what truncation removed from the loaded log and did not fetch back unchanged
+    converged = all(d.converged for d in decisions)
     if st.removed:
         removed = BatchLog(np.concatenate([g.data for g, _ in st.removed]))
-        final = set(map(tuple, st.log.identity().tolist()))
-        lost = removed.select(np.array([tuple(r) not in final for r in removed.identity().tolist()], dtype=bool))
-        own_hw = replica.high_watermark or 0
+        # copies fetched during the replay and truncated again cost nothing: the leader still has them
+        lost = removed.select(~removed.held_in(st.log) & (removed.col("segment") != FETCHED))
         base = lost.col("base_offset")
         for code, mask, detail in (
             ("LOSS_COMMITTED", base < own_hw, f"below this replica's own high watermark {own_hw}"),
@@ -248,8 +322,13 @@ def judge(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: int, 
             part = lost.select(mask)
             if len(part):
                 out.append(verdict_over(code, part, cause="truncation", detail=detail))
-    # fork: retained batches that differ from the leader's at the same offsets
-    if st is not leader:
+    for d in decisions:
+        if not d.converged:
+            out.append(_not_converging(d))
+            break
+    # fork: retained batches that differ from the leader's at the same offsets (a follower that never
+    # converges is caught mid-loop: what it holds then is no outcome)
+    if st is not leader and converged:
         div = first_difference(st.log, leader.log, cleaned_below(replica, leader.replica))
         if div is not None:
             out.append(verdict_over("FORK", st.log.select(st.log.col("last_offset") >= div), cause="truncation",
@@ -259,19 +338,79 @@ def judge(st: ReplicaState, leader: ReplicaState, replica: Replica, bound: int, 
     return out
 
 
+def _election_verdicts(elections: list[_Election], own_hw: int) -> list[Verdict]:
+    out: list[Verdict] = []
+    for e in elections[-1:]:  # the last time this replica was elected decides what it serves
+        facts = {"leader_epoch": e.epoch, "log_end_offset": e.leo, "own_high_watermark": own_hw,
+                 "lost_them_itself": own_hw > e.leo, "other_brokers": e.lacks_from}
+        if e.unclean:
+            out.append(verdict_over("UNCLEAN_ELECTION", e.lacks, cause="election",
+                                    detail=e.evidence or "elected outside the last ISR", **facts))
+        elif len(e.lacks):
+            who = ", ".join(map(str, e.lacks_from))
+            why = (f"its own checkpointed high watermark {own_hw} is above its log end {e.leo}: it lost them "
+                   "itself (unflushed or cut at restart)" if own_hw > e.leo else
+                   "they never reached it")
+            out.append(verdict_over("LEADER_LACKS_COMMITTED", e.lacks, cause="election",
+                                    detail=f"elected in epoch {e.epoch} with log end {e.leo}, without records "
+                                           f"below the high watermark of broker(s) {who}; {why}", **facts))
+    return out
+
+
+def _recovery_verdicts(st: ReplicaState, loaded: Restarted, notes: list[str]) -> list[Verdict]:
+    cut = loaded.lost_to_recovery
+    gone = cut.select(~cut.held_in(st.log))
+    unread = [(a, b) for a, b in loaded.lost_unread if not st.log.covers(a)]
+    if not len(gone) and not unread:
+        if len(cut) or loaded.lost_unread:
+            notes.append("its own recovery cut batches at restart; it fetched them back unchanged")
+        return []
+    first = min(([int(gone.col("base_offset")[0])] if len(gone) else []) + [a for a, _ in unread])
+    return [verdict_over("LOST_TO_RECOVERY", gone, cause="recovery", extra=unread,
+                         detail=f"broker {st.broker_id}'s log recovery at restart cuts its log at offset {first} "
+                                "(damaged, zeroed or torn batch) and deletes what follows",
+                         broker_id=st.broker_id)]
+
+
+def _not_converging(d: Decision) -> Verdict:
+    if d.stalled_at is not None:
+        return Verdict("NOT_CONVERGING", [(d.stalled_at, d.stalled_at)], cause="corrupt batch on leader",
+                       detail=f"fetching at offset {d.stalled_at} returns a damaged batch from broker {d.leader}; "
+                              "the follower rejects it and retries forever",
+                       facts={"stalled_at": d.stalled_at, "leader": d.leader})
+    rounds = d.repeating or d.rounds[-5:]
+    return Verdict("NOT_CONVERGING", cause="truncation",
+                   detail=f"{len(rounds)} round(s) against broker {d.leader} repeat forever: the follower never "
+                          "catches up (evidence Kafka's rules cannot reconcile)",
+                   facts={"repeating_rounds": rounds, "leader": d.leader, "path": d.path})
+
+
+def _kept_damage(st: ReplicaState, loaded: Restarted) -> list[Finding]:
+    plan = st.replica.recovery
+    if plan is None or not plan.damage_kept:
+        return []
+    where = (f"reads from offset {loaded.read_fails_from} fail until it is truncated away"
+             if loaded.read_fails_from is not None and st.read_fails_from is not None else
+             "a torn entry stays in the file; the next append lands after it")
+    return [finding("CORRUPTION_NOT_RECOVERED", f"broker {st.broker_id} keeps damage at its restart (the "
+                    f"clean-shutdown marker or the recovery point skips it): {where}", file=plan.damage_kept,
+                    position=plan.damage_kept_position, broker_id=st.broker_id,
+                    read_fails_from=loaded.read_fails_from)]
+
+
 def _check_invariants(st: ReplicaState, leader: ReplicaState, bound: int) -> list[Finding]:
     out: list[Finding] = []
     div = first_difference(st.log, leader.log, cleaned_below(st.replica, leader.replica))
     if div is not None:
-        out.append(finding("LOG_MATCHING_VIOLATED", f"after replay the follower's log is not a prefix of the "
+        out.append(finding("LOG_MATCHING_VIOLATED", f"after replay broker {st.broker_id}'s log is not a prefix of the "
                            f"leader's (from offset {div})", broker_id=st.broker_id, first_offset=div))
     if st.removed:
-        final = set(map(tuple, st.log.identity().tolist()))
-        for gone, _why in st.removed:
-            lost = [r for r in gone.identity().tolist() if tuple(r) not in final and r[0] < bound]
-            if lost:
-                out.append(finding("COMMITTED_DATA_LOST", f"{len(lost)} batch(es) below the committed bound {bound} "
-                                   f"were truncated and not fetched back (first at offset {lost[0][0]})",
-                                   broker_id=st.broker_id, batches=len(lost), first_offset=lost[0][0]))
-                break
+        removed = BatchLog(np.concatenate([g.data for g, _ in st.removed]))
+        lost = removed.select(~removed.held_in(st.log) & (removed.col("base_offset") < bound)
+                              & (removed.col("segment") != FETCHED))
+        if len(lost):
+            first = int(lost.col("base_offset")[0])
+            out.append(finding("COMMITTED_DATA_LOST", f"broker {st.broker_id}: {len(lost)} batch(es) below the committed bound {bound} "
+                               f"were truncated and not fetched back (first at offset {first})",
+                               broker_id=st.broker_id, batches=len(lost), first_offset=first))
     return out

@@ -32,23 +32,24 @@ class ReplicaCollector:
             segs.append(seg.log)
         self.parts[key].append(replay_columns(t, len(segs) - 1))
 
-    def replica(self, broker_id: int, p: PartitionScan) -> Replica:
+    def replica(self, broker_id: int, p: PartitionScan, cluster_id: str | None = None) -> Replica:
         parts = self.parts.pop(p.path, [])
         data = np.concatenate(parts) if parts else BatchLog.empty().data
         return Replica(broker_id, BatchLog(data), log_start=p.log_start_offset or 0, high_watermark=p.high_watermark,
                        epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
-                       segments=self.segments.pop(p.path, []))
+                       segments=self.segments.pop(p.path, []), recovery=p.recovery,
+                       clean_shutdown=p.recovery.clean_shutdown, cluster_id=cluster_id, topic_id=p.topic_id)
 
 
 def replay_columns(t: BatchTable, segment: int) -> np.ndarray:
-    """The replay's columns of a chunk of batch headers; a damaged batch's CRC matches nothing (-1)."""
+    """The replay's columns of a chunk of batch headers."""
     n = len(t)
     cols = []
     for name in COLUMNS:
         if name == "base_offset":
             cols.append(t.first_offsets())
-        elif name == "crc":
-            cols.append(np.where(t.crc_valid(), t["crc"], -1))
+        elif name == "crc_valid":
+            cols.append(t.crc_valid().astype(np.int64))
         elif name == "segment":
             cols.append(np.full(n, segment, dtype=np.int64))
         else:
@@ -88,7 +89,7 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
         for p in report.partitions:
             if p.suffix is not None or p.topic == METADATA_TOPIC:
                 continue
-            groups[(p.topic, p.partition)].append(collect.replica(broker_id, p))
+            groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
     out.groups = dict(groups)
     return out
 

@@ -1,13 +1,16 @@
-"""A replica's log as replay sees it: batch identities and extents, its high watermark and epoch cache.
+"""A replica's log as replay sees it: batch identities and extents, and what its broker's disk says.
 
 Only what truncation and divergence need is kept (no records): per batch the
 columns below, named as in the batch table.  Two batches hold *the same
-data* when base offset, last offset, epoch and CRC agree (the CRC covers
-everything but the offsets and the epoch, which are compared directly).
+data* when base offset, last offset, epoch and stored CRC agree (the CRC
+covers everything but the offsets and the epoch, which are compared
+directly); a batch whose bytes no longer match its CRC is the same batch,
+damaged, so it is marked (``crc_valid``) rather than given another identity.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,12 +18,18 @@ import numpy as np
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion
+from ..recovery.plan import RecoveryPlan
 
-#: the batch-table columns replay keeps, plus ``segment`` (index into ``Replica.segments``; -1: not on this disk)
+#: ``segment`` values of batches on no segment of this replica: written during the replay, or fetched copies
+NOT_ON_DISK = -1
+FETCHED = -2
+#: the batch-table columns replay keeps, plus ``segment`` (index into ``Replica.segments``, or one of the above)
 COLUMNS = ("base_offset", "last_offset", "partition_leader_epoch", "crc", "records_count", "size_in_bytes",
-           "producer_id", "magic", "segment", "position")
+           "producer_id", "magic", "crc_valid", "segment", "position")
 _C = {name: i for i, name in enumerate(COLUMNS)}
-IDENTITY = slice(0, 4)  # base_offset, last_offset, partition_leader_epoch, crc
+IDENTITY = slice(0, 4)  # base_offset, last_offset, partition_leader_epoch, crc (as stored)
+#: what a row left short by ``from_rows`` holds in the columns it lacks
+_DEFAULTS = {"crc_valid": 1, "segment": -1, "position": -1}
 
 
 @dataclass
@@ -35,11 +44,12 @@ class BatchLog:
 
     @classmethod
     def from_rows(cls, rows) -> BatchLog:
-        """Rows of the leading columns; missing trailing columns (where the batch lives) are -1."""
+        """Rows of the leading columns; missing trailing columns take their defaults (valid, not on a disk)."""
         arr = np.array(rows, dtype=np.int64)
         arr = arr.reshape(len(rows), -1) if len(rows) else np.empty((0, len(COLUMNS)), dtype=np.int64)
         if arr.shape[1] < len(COLUMNS):
-            arr = np.hstack([arr, np.full((arr.shape[0], len(COLUMNS) - arr.shape[1]), -1, dtype=np.int64)])
+            fill = np.array([_DEFAULTS.get(c, -1) for c in COLUMNS[arr.shape[1]:]], dtype=np.int64)
+            arr = np.hstack([arr, np.tile(fill, (arr.shape[0], 1))])
         return cls(arr)
 
     def __len__(self) -> int:
@@ -75,8 +85,39 @@ class BatchLog:
         return BatchLog(np.concatenate([self.data, other.data]))
 
     def identity(self) -> np.ndarray:
-        """(base offset, last offset, epoch, crc) per batch."""
+        """(base offset, last offset, epoch, stored crc) per batch."""
         return self.data[:, IDENTITY]
+
+    def held_in(self, other: BatchLog) -> np.ndarray:
+        """Per batch of this log, whether ``other`` holds the same batch (same offsets, epoch and stored CRC).
+
+        A sorted lookup on the base offset, then a comparison of the identity
+        columns: no per-batch Python work, whatever the logs' lengths.
+        """
+        held = np.zeros(len(self), dtype=bool)
+        if not len(self) or not len(other):
+            return held
+        theirs = other.col("base_offset")
+        order = None
+        if len(theirs) > 1 and not bool(np.all(theirs[1:] > theirs[:-1])):
+            order = np.argsort(theirs, kind="stable")  # damaged evidence: offsets out of order
+            theirs = theirs[order]
+        at = np.searchsorted(theirs, self.col("base_offset"))
+        found = at < len(theirs)
+        rows = np.minimum(at, len(theirs) - 1)
+        if order is not None:
+            rows = order[rows]
+        return found & np.all(self.identity() == other.identity()[rows], axis=1)
+
+    def covers(self, offset: int) -> bool:
+        """Whether a batch of this log holds ``offset``."""
+        i = self.containing_cut(offset)
+        return i < len(self) and int(self.col("base_offset")[i]) <= offset
+
+    def first_damaged(self) -> int | None:
+        """Index of the first batch whose CRC does not match its bytes (None when all match)."""
+        bad = np.flatnonzero(self.col("crc_valid") == 0)
+        return int(bad[0]) if len(bad) else None
 
     def epoch_transitions(self) -> list[tuple[int, int, int]]:
         """(epoch, base offset, magic) where the epoch or the format changes: all a cache rebuild needs."""
@@ -85,7 +126,12 @@ class BatchLog:
 
 @dataclass
 class Replica:
-    """One broker's replica of one partition, as found on disk."""
+    """One broker's replica of one partition, as found on disk.
+
+    ``recovery`` is the scan's plan of what loading does at the next start;
+    None for a replica that no disk stands behind (a test's, a benchmark's),
+    whose checkpoint is then taken to reflect its batches.
+    """
 
     broker_id: int
     log: BatchLog
@@ -95,6 +141,10 @@ class Replica:
     cleaner_offset: int | None = None
     source: str | None = None  # the partition dir
     segments: list = field(default_factory=list)  # segment paths (any source), indexed by the "segment" column
+    recovery: RecoveryPlan | None = None
+    clean_shutdown: bool = False
+    cluster_id: str | None = None
+    topic_id: str | None = None  # from partition.metadata
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -102,12 +152,22 @@ class Replica:
         end = self.log.end_offset
         return end if end is not None else self.log_start
 
+    def segment_index(self, path: str | None) -> int | None:
+        """The index in ``segments`` of a segment named by a path (compared by file name)."""
+        if path is None:
+            return None
+        name = os.path.basename(str(path))
+        return next((i for i, s in enumerate(self.segments) if os.path.basename(str(s)) == name), None)
+
     def epoch_cache(self, mode: KafkaVersion) -> LeaderEpochCache:
-        """The cache Kafka would start with: the checkpoint when present, else rebuilt from the batches."""
+        """The cache as the checkpoint holds it; for a replica with no disk and no checkpoint, as its batches
+        build it on the append path (a broker's restart is :func:`kforensics.replay.restart.restart`)."""
         if not mode.has_epochs:
             return LeaderEpochCache(mode=mode)
         if self.epoch_checkpoint is not None:
             return LeaderEpochCache(self.epoch_checkpoint, mode=mode)
+        if self.recovery is not None:
+            return LeaderEpochCache(mode=mode)  # Kafka creates a missing checkpoint empty
         return rebuild_from_batches(self.log.epoch_transitions(), mode)[0]
 
     @property

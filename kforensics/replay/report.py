@@ -5,12 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Finding, finding
-from .engine import PartitionReplay, WhatIf, replay_partition
+from ..findings import Finding
+from .engine import PartitionReplay
+from .group import LOSS_CODES, lost_records, replay_group  # noqa: F401  (re-exported for the front ends)
 from .inputs import batch_digests, load_replicas
-
-LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK")
-
 
 @dataclass
 class BrokerInput:
@@ -29,16 +27,6 @@ class ReplayReport:
     brokers: list[BrokerInput]
     partitions: list[PartitionReplay]
     findings: list[Finding] = field(default_factory=list)  # from the metadata log, when one was read
-
-
-def lost_records(p: PartitionReplay) -> dict[str, int]:
-    """Records each loss verdict costs across the replicas of a partition."""
-    out = {c: 0 for c in LOSS_CODES}
-    for r in p.replicas:
-        for v in r.verdicts:
-            if v.code in out:
-                out[v.code] += v.records
-    return out
 
 
 def _timeline(loaded, metadata):
@@ -77,45 +65,9 @@ def replay_all(brokers, *, kafka_version: str = "latest", topic: str | None = No
     for (t, p), replicas in sorted(loaded.groups.items()):
         if (topic is not None and t != topic) or (partition is not None and p != partition):
             continue
-        ids = [r.broker_id for r in replicas]
-        if leader is not None and leader not in ids:
+        if leader is not None and leader not in [r.broker_id for r in replicas]:
             continue
-        chosen, timeline_events = leader, events
-        entries = tl.entries(t, p) if tl is not None else []
-        if entries and events is None and leader is None and entries[-1].leader in ids:
-            # the controller's record of who leads, in which epoch, replaces the guess
-            chosen = entries[-1].leader
-            timeline_events = [{"op": "elect", "leader": chosen, "epoch": entries[-1].leader_epoch}] + [
-                {"op": "follow", "broker": b} for b in sorted(ids) if b != chosen]
-        rp = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=chosen, events=timeline_events)
-        if entries:
-            from ..kraft.grants import check_replica_epochs
-
-            for r in replicas:
-                seen = sorted({int(e) for e in r.log.col("partition_leader_epoch").tolist() if e >= 0})
-                rp.findings += check_replica_epochs(tl, topic=t, partition=p, broker_id=r.broker_id,
-                                                    checkpoint=r.epoch_checkpoint, batch_epochs=seen, file=r.source)
-            for e in entries:
-                if e.unclean:
-                    rp.findings.append(finding("UNCLEAN_ELECTION", f"metadata log offset {e.offset}: leader "
-                                               f"{e.leader} elected in epoch {e.leader_epoch} outside the previous "
-                                               "ISR or recovering", file=e.file, broker_id=e.leader,
-                                               metadata_offset=e.offset, leader_epoch=e.leader_epoch))
-            rp.timeline = entries
-        if digests:
-            by_id = {r.broker_id: r for r in replicas}
-            for out in rp.replicas:
-                for v in out.verdicts:
-                    if v.batches is not None and len(v.batches):
-                        v.digests = batch_digests(by_id[out.broker_id], v.batches)
-        if what_if:
-            rp.what_if = []
-            for cand in sorted(ids):
-                alt = replay_partition(t, p, replicas, kafka_version=kafka_version, leader=cand)
-                rp.what_if.append(WhatIf(cand, lost_records(alt), alt.verdict_codes()))
-            best = min(rp.what_if, key=lambda w: (w.lost_records["LOSS_COMMITTED"], w.lost_records["FORK"],
-                                                  w.lost_records["POSSIBLY_COMMITTED"],
-                                                  w.lost_records["DISCARD_UNCOMMITTED"]))
-            rp.least_loss_leader = best.leader
-        report.partitions.append(rp)
+        report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
+                                              events=events, timeline=tl, what_if=what_if,
+                                              digests=batch_digests if digests else None))
     return report

@@ -38,6 +38,7 @@ class Verdict:
     producer_ids: list[int] = field(default_factory=list)
     cause: str = ""  # what did it: "truncation", "recovery", "election", ...
     detail: str = ""
+    facts: dict = field(default_factory=dict)  # code-specific facts (JSON values), e.g. the rounds that repeat
     digests: list[RecordDigest] | None = None  # key/value digests, when asked for
     _batches: BatchLog | None = None  # the affected batches (to read digests back); not serialised
 
@@ -54,10 +55,29 @@ class Verdict:
         return VERDICTS[self.code].severity
 
 
-def verdict_over(code: str, batches: BatchLog, *, cause: str, detail: str) -> Verdict:
-    """A verdict covering ``batches``: their offset ranges, record count, bytes and producers."""
+def offset_ranges(base: np.ndarray, last: np.ndarray, limit: int = MAX_LISTED) -> list[tuple[int, int]]:
+    """Batches' ``[base, last]`` extents merged where one batch follows the next directly."""
+    if not len(base):
+        return []
+    breaks = np.flatnonzero(base[1:] != last[:-1] + 1)
+    starts = np.concatenate(([0], breaks + 1))[:limit]
+    ends = np.concatenate((breaks, [len(base) - 1]))[:limit]
+    return [(int(a), int(b)) for a, b in zip(base[starts].tolist(), last[ends].tolist())]
+
+
+def verdict_over(code: str, batches: BatchLog, *, cause: str, detail: str, extra: list[tuple[int, int]] = (),
+                 **facts) -> Verdict:
+    """A verdict covering ``batches``: their offset ranges, record count, bytes and producers.
+
+    ``extra`` adds offset ranges no readable batch stands for (a torn batch, zeroed bytes).
+    """
     base, last = batches.col("base_offset"), batches.col("last_offset")
-    ranges = [(int(b), int(la)) for b, la in zip(base[:MAX_LISTED].tolist(), last[:MAX_LISTED].tolist())]
-    pids = sorted({int(p) for p in np.unique(batches.col("producer_id")) if p >= 0})[:MAX_LISTED]
+    ranges: list[tuple[int, int]] = []
+    for a, b in sorted(offset_ranges(base, last) + [(int(a), int(b)) for a, b in extra]):
+        if ranges and a == ranges[-1][1] + 1:
+            ranges[-1] = (ranges[-1][0], b)
+        else:
+            ranges.append((a, b))
+    pids = [int(p) for p in np.unique(batches.col("producer_id")) if p >= 0][:MAX_LISTED]
     return Verdict(code, ranges, int(batches.col("records_count").clip(min=0).sum()),
-                   int(batches.col("size_in_bytes").sum()), pids, cause, detail, _batches=batches)
+                   int(batches.col("size_in_bytes").sum()), pids, cause, detail, facts, _batches=batches)

@@ -21,11 +21,14 @@ class SegmentFacts:
     first_offset: int | None = None
     last_offset: int | None = None
     kafka_valid_bytes: int = 0  # where Kafka's own reader stops
+    kafka_stop: str | None = None  # how it stops there: "partial" (silently) or "corrupt" (it throws)
     first_invalid_position: int | None = None  # first CRC-invalid batch or framing error: where recovery cuts
     valid_end_offset: int | None = None  # next offset after the last batch before the cut
+    partial_offsets: tuple[int, int] | None = None  # a torn final batch: the offsets its header declares
     valid_records: int = 0  # records before the cut
     cut_records_below_hw: int = 0  # records after the cut that lie below the partition's high watermark
     has_index: bool = False
+    index_last_position: int | None = None  # the position of the offset index's last entry
     has_time_index: bool = False
     has_txn_index: bool = False
     magics: list[int] = field(default_factory=list)

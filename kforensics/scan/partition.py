@@ -200,8 +200,7 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
     scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
                                   recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
                                   deleting=pd.name.suffix == "delete")
-    damaged = next((s.first_invalid_position for s in scan.segments if s.path == scan.recovery.damage_kept), None)
-    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark, damaged_position=damaged))
+    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark))
     scan.findings = log.findings()
     return scan
 
@@ -214,6 +213,9 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
                          has_time_index=seg.time_index is not None, has_txn_index=seg.txn_index is not None)
     scan.segments.append(facts)
     index = _side(scan, log, seg.read_offset_index())
+    if index is not None and len(index.positions):
+        # with the marker, Kafka finds the log end by reading on from the last index entry
+        facts.index_last_position = int(index.positions[-1])
     timeindex = _side(scan, log, seg.read_time_index())
     _side(scan, log, seg.read_txn_index())
     ix = IndexCheck(index, timeindex, str(seg.offset_index), str(seg.time_index))
@@ -236,6 +238,8 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
     s = reader.summary
     facts.size = s.size
     facts.kafka_valid_bytes = s.kafka_valid_bytes
+    facts.kafka_stop = s.kafka_stop_kind
+    facts.partial_offsets = s.partial_offsets
     if s.kafka_stop is not None and (facts.first_invalid_position is None
                                      or s.kafka_valid_bytes < facts.first_invalid_position):
         facts.first_invalid_position = s.kafka_valid_bytes

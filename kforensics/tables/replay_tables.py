@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..replay.engine import PartitionReplay
+from ..recovery.plan import RecoveryPlan
 from ..replay.replica import COLUMNS, BatchLog, Replica
 from ..serialize import dumps
 from .schemas import table
@@ -17,7 +18,7 @@ from .schemas import table
 BATCH_COLUMNS = ["broker_id", "snapshot_id", "base_offset", "last_offset", "partition_leader_epoch", "crc",
                  "crc_valid", "records_count", "size_in_bytes", "producer_id", "magic", "position"]
 PARTITION_COLUMNS = ["broker_id", "snapshot_id", "snapshot_time", "cluster", "topic", "partition",
-                     "high_watermark", "epoch_cache_written", "log_start_offset", "cleaner_offset", "suffix"]
+                     "high_watermark", "epoch_cache_written", "log_start_offset", "cleaner_offset", "suffix", "recovery"]
 
 
 def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, str] | None = None) -> list[dict]:
@@ -60,17 +61,20 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
     replicas = []
     for row in parts.itertuples(index=False):
         b = batches[(batches["broker_id"] == row.broker_id) & (batches["snapshot_id"] == row.snapshot_id)]
-        b = b.sort_values(["base_offset", "position"]) if len(b) else b
+        segments = sorted(set(b["segment"]), key=_segment_base) if len(b) else []
         if len(b):
+            index = {name: i for i, name in enumerate(segments)}
+            b = b.assign(_seg=b["segment"].map(index)).sort_values(["_seg", "position"])
             base, last = b["base_offset"].to_numpy(np.int64), b["last_offset"].to_numpy(np.int64)
             values = {
                 "base_offset": np.where(base >= 0, base, last), "last_offset": last,
-                "crc": np.where(b["crc_valid"].to_numpy(bool), b["crc"].to_numpy(np.int64), -1),
-                "segment": np.full(len(b), -1, np.int64),
+                "crc_valid": b["crc_valid"].to_numpy(bool).astype(np.int64),
+                "segment": b["_seg"].to_numpy(np.int64),
             }
             cols = np.stack([values[c] if c in values else b[c].to_numpy(np.int64) for c in COLUMNS], axis=1)
         else:
             cols = BatchLog.empty().data
+        plan = None if row.recovery is None or pd.isna(row.recovery) else RecoveryPlan(**json.loads(row.recovery))
         cache = None if row.epoch_cache_written is None or pd.isna(row.epoch_cache_written) else [
             tuple(e) for e in json.loads(row.epoch_cache_written)]
         replicas.append(Replica(
@@ -79,6 +83,13 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
             high_watermark=None if pd.isna(row.high_watermark) else int(row.high_watermark),
             epoch_checkpoint=cache,
             cleaner_offset=None if pd.isna(row.cleaner_offset) else int(row.cleaner_offset),
-            source=str(row.snapshot_id),
+            source=str(row.snapshot_id), segments=segments, recovery=plan,
+            clean_shutdown=bool(plan.clean_shutdown) if plan is not None else False,
+            cluster_id=None if pd.isna(row.cluster) else row.cluster,
         ))
     return replicas
+
+
+def _segment_base(name: str) -> tuple[int, str]:
+    stem = str(name).split(".", 1)[0]
+    return (int(stem) if stem.isdigit() else -1, str(name))

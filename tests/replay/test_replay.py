@@ -14,6 +14,7 @@ from tests.conftest import file_tree, run_generator, ROOT
 from kforensics.cli import main
 from kforensics.replay.engine import replay_partition
 from kforensics.replay.inputs import load_replicas
+from kforensics.replay.report import replay_all
 from kforensics.replay.replica import BatchLog, Replica
 from kforensics.scenario import load_scenario
 
@@ -31,8 +32,10 @@ def replicas_of(sdir):
 
 @pytest.mark.parametrize("sdir,version", CASES, ids=[f"{s.name}@{v}" for s, v in CASES])
 def test_scenario_verdicts(sdir, version):
-    sc, reps = replicas_of(sdir)
-    r = replay_partition(sc.topic, sc.partition, reps, kafka_version=version, events=sc.events or None)
+    # the path `kforensics replay --scenario` takes: scan the disks, read the controller's record, replay
+    sc = load_scenario(sdir)
+    report = replay_all(sc.brokers, kafka_version=version, events=sc.events or None, metadata=sc.metadata)
+    (r,) = report.partitions
     assert r.verdict_codes() == sc.expected[version]
 
 
@@ -40,7 +43,22 @@ def test_all_required_scenarios_exist():
     names = {s.name for s in SCENARIOS}
     assert names >= {"kip101-s1-hw-truncation", "kip101-s2-two-hard-failures", "kip279-fast-failover",
                      "kafka-7415-leader-not-written", "three-round-truncation", "unclean-leader-election",
-                     "healthy-3-brokers", "lagging-follower", "compaction-differs"}
+                     "healthy-3-brokers", "lagging-follower", "compaction-differs",
+                     # the restart cases of docs/replay-at-restart.md section 4
+                     "unflushed-tail-checkpoints-survive", "clean-election-leader-lost-tail",
+                     "not-converging-diverging-epoch-cycle", "not-converging-kip279-checkpoint"}
+    damaged = {n for n in names if n.startswith("damaged-batches-")}
+    assert len(damaged) == 12  # {leader, follower} x {crc, zero, torn} x {unclean, marker}
+
+
+def test_every_scenario_expects_every_version_mode_and_says_where_restart_verdicts_come_from():
+    for s in SCENARIOS:
+        sc = load_scenario(s)
+        assert set(sc.expected) == {"0.10", "0.11", "2.0.0", "2.0.1", "2.8", "latest"}, s.name
+        if any(c in code for exp in sc.expected.values() for codes in exp.values() for code in codes
+               for c in ("RECOVERY", "LOAD", "CONVERGING", "LACKS")):
+            assert any("@" in src for src in sc.doc.get("sources", [])), s.name  # a Kafka function at a tag
+            assert any("replay-at-restart.md" in src for src in sc.doc["sources"]), s.name
 
 
 def test_old_rules_lose_or_fork_where_epochs_keep_logs_consistent():
@@ -63,11 +81,16 @@ def test_three_round_vector_reasoning():
     r = replay_partition("orders", 0, reps, kafka_version="2.8", events=sc.events)
     (d,) = next(x for x in r.replicas if x.broker_id == 1).decisions
     assert d.path == "diverging-epoch"
-    assert [(x["fetch_offset"], x["last_fetched_epoch"], x["leader_answer"]) for x in d.rounds] == [
+    assert [(x["fetch_offset"], x["last_fetched_epoch"], x["leader_answer"]) for x in d.rounds[:3]] == [
         (3, 4, [3, 2]), (2, 2, [1, 1]), (1, 0, [0, 0])]
+    # then it fetches from 0 with no epoch, appends the leader's 0..2 and names epoch 5 in the next fetch
+    assert d.rounds[3] == {"fetch_offset": 0, "last_fetched_epoch": None, "appended": [0, 2]}
+    assert d.rounds[4] == {"fetch_offset": 3, "last_fetched_epoch": 5, "leader_answer": [5, 3]}
     r = replay_partition("orders", 0, reps, kafka_version="2.0.0", events=sc.events)
     (d,) = next(x for x in r.replicas if x.broker_id == 1).decisions
     assert d.rounds[-1]["leader_answer"] == [-1, -1]  # below the leader's first epoch: UNDEFINED before 2.0.1
+    # ... which truncates to the current fetch offset: the offset round 2 truncated to, not the HW 0
+    assert [x["truncate_to"] for x in d.rounds] == [2, 1, 1] and d.leo_after == 1
 
 
 def test_cli_json_carries_broker_ids_and_verdicts():
@@ -79,7 +102,7 @@ def test_cli_json_carries_broker_ids_and_verdicts():
     (p,) = doc["partitions"]
     by = {x["broker_id"]: x for x in p["replicas"]}
     assert [v["code"] for v in by[1]["verdicts"]] == ["LOSS_COMMITTED"]
-    assert by[1]["verdicts"][0]["offsets"] == [[2, 2], [3, 3], [4, 4]]
+    assert by[1]["verdicts"][0]["offsets"] == [[2, 4]]
     assert by[3]["verdicts"][0]["code"] == "UNCLEAN_ELECTION"
 
 
@@ -196,11 +219,14 @@ def test_scenario_metadata_logs_agree_with_the_brokers_epochs():
         sc, reps = replicas_of(s)
         tl = build_timeline(sc.metadata)
         assert tl.partitions[(sc.topic, sc.partition)]
+        # the record also holds the elections after the snapshot: the disks cannot show those yet
+        later = {e["epoch"] for e in sc.events if e["op"] == "elect"}
         for r in reps:
             seen = sorted({int(e) for e in r.log.col("partition_leader_epoch").tolist() if e >= 0})
-            assert not check_replica_epochs(tl, topic=sc.topic, partition=sc.partition, broker_id=r.broker_id,
-                                            checkpoint=r.epoch_checkpoint, batch_epochs=seen)
+            found = check_replica_epochs(tl, topic=sc.topic, partition=sc.partition, broker_id=r.broker_id,
+                                         checkpoint=r.epoch_checkpoint, batch_epochs=seen)
+            assert all(f.code == "GRANT_NOT_SEEN" and f.facts["epoch"] in later for f in found), (s.name, found)
     doc = json.loads(CliRunner().invoke(main, ["replay", "--scenario", str(ROOT / "fixtures" / "scenarios" /
                                                                             "kafka-7415-leader-not-written"),
                                                "--format", "json"]).stdout)
-    assert [(e["leader"], e["leader_epoch"]) for e in doc["partitions"][0]["timeline"]] == [(1, 0), (2, 1)]
+    assert [(e["leader"], e["leader_epoch"]) for e in doc["partitions"][0]["timeline"]] == [(1, 0), (2, 1), (1, 2)]

@@ -1,0 +1,121 @@
+"""One partition group's replay, the same for ``kforensics replay`` and the Spark job.
+
+A group is the replicas of one partition across brokers.  With the
+controller's record (a KRaft timeline) the leader and its epoch are the
+controller's, an election the record shows as unclean is reported as one,
+and every replica's epochs are checked against the controller's grants.
+Without it the default election stands and no election is called unclean.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..findings import Finding, finding
+from .engine import PartitionReplay, WhatIf, replay_partition
+from .replica import Replica
+
+LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
+
+
+def lost_records(p: PartitionReplay) -> dict[str, int]:
+    """Records each loss verdict costs across the replicas of a partition."""
+    out = {c: 0 for c in LOSS_CODES}
+    for r in p.replicas:
+        for v in r.verdicts:
+            if v.code in out:
+                out[v.code] += v.records
+    return out
+
+
+def _evidence(e) -> str:
+    return (f"the controller's record (metadata offset {e.offset}) elects broker {e.leader} in epoch "
+            f"{e.leader_epoch} outside the previous ISR" + (" (leader recovery state RECOVERING)"
+                                                             if e.leader_recovery_state == 1 else ""))
+
+
+def election_events(entries: list[Any], ids: list[int]) -> list[dict[str, Any]] | None:
+    """The controller's last election as replay events (None when the record names no replica here)."""
+    elected = [e for e in entries if e.leader_changed or e is entries[0]]
+    if not elected or elected[-1].leader not in ids:
+        return None
+    last = elected[-1]
+    ev: dict[str, Any] = {"op": "elect", "leader": last.leader, "epoch": last.leader_epoch}
+    if last.unclean:
+        ev.update(unclean=True, evidence=_evidence(last))
+    return [ev] + [{"op": "follow", "broker": b} for b in sorted(ids) if b != last.leader]
+
+
+def with_evidence(events: list[dict[str, Any]], entries: list[Any]) -> list[dict[str, Any]]:
+    """Events whose elections the controller's record shows carry its word on whether they were unclean."""
+    unclean = {(e.leader, e.leader_epoch): e for e in entries if e.leader_changed and e.unclean}
+    out = []
+    for ev in events:
+        e = unclean.get((ev.get("leader"), ev.get("epoch"))) if ev.get("op") == "elect" else None
+        out.append({**ev, "unclean": True, "evidence": _evidence(e)} if e is not None and "unclean" not in ev
+                   else ev)
+    return out
+
+
+def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: str = "latest",
+                 leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
+                 what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None) -> PartitionReplay:
+    """Replay one partition group, with the controller's record when there is one.
+
+    ``digests(replica, batches)`` reads back the records of each verdict's
+    batches (the CLI's ``--digests``); None leaves them out.
+    """
+    ids = [r.broker_id for r in replicas]
+    topic_id = next((r.topic_id for r in replicas if r.topic_id), None)
+    entries = timeline.entries(topic, partition, topic_id) if timeline is not None else []
+    if entries:
+        if events is None and leader is None:
+            events = election_events(entries, ids)
+        elif events is not None:
+            events = with_evidence(events, entries)
+    rp = replay_partition(topic, partition, replicas, kafka_version=kafka_version, leader=leader, events=events)
+    if entries:
+        rp.findings += controller_checks(timeline, topic, partition, replicas, entries)
+        rp.timeline = entries
+    if digests is not None:
+        by_id = {r.broker_id: r for r in replicas}
+        for out in rp.replicas:
+            for v in out.verdicts:
+                if v.batches is not None and len(v.batches):
+                    v.digests = digests(by_id[out.broker_id], v.batches)
+    if what_if:
+        rp.what_if = []
+        for cand in sorted(ids):
+            alt = replay_partition(topic, partition, replicas, kafka_version=kafka_version, leader=cand)
+            if alt.leader != cand:
+                continue  # its log does not load: it cannot lead
+            rp.what_if.append(WhatIf(cand, lost_records(alt), alt.verdict_codes()))
+        if rp.what_if:
+            best = min(rp.what_if, key=lambda w: (w.lost_records["LOSS_COMMITTED"], w.lost_records["FORK"],
+                                                  w.lost_records["LOST_TO_RECOVERY"],
+                                                  w.lost_records["POSSIBLY_COMMITTED"],
+                                                  w.lost_records["DISCARD_UNCOMMITTED"]))
+            rp.least_loss_leader = best.leader
+    return rp
+
+
+def controller_checks(timeline: Any, topic: str, partition: int, replicas: list[Replica], entries: list[Any]
+                      ) -> list[Finding]:
+    """Each replica's epochs against the controller's grants, and the unclean elections its record shows."""
+    from ..kraft.grants import check_replica_epochs
+
+    out: list[Finding] = []
+    for r in replicas:
+        ep = r.log.col("partition_leader_epoch")
+        seen = np.unique(ep[ep >= 0]).tolist()
+        out += check_replica_epochs(timeline, topic=topic, partition=partition, topic_id=r.topic_id,
+                                    broker_id=r.broker_id, checkpoint=r.epoch_checkpoint, batch_epochs=seen,
+                                    file=r.source)
+    for e in entries:
+        if e.unclean:
+            out.append(finding("UNCLEAN_ELECTION", f"metadata log offset {e.offset}: leader {e.leader} elected in "
+                               f"epoch {e.leader_epoch} outside the previous ISR or recovering", file=e.file,
+                               broker_id=e.leader, metadata_offset=e.offset, leader_epoch=e.leader_epoch))
+    return out
