@@ -1,10 +1,14 @@
-"""Replay benchmark: N partitions x 3 replicas of synthetic summaries (no record decoding), one process.
+"""Replay benchmark, one process, on synthetic batch summaries (no record decoding). Two figures:
 
-    python benchmarks/bench_replay.py [--partitions 100000] [--kafka-version latest]
+* large: 3 replicas x 1 M batches of one partition replayed from restart on
+  (one replica's recovery cuts it, one follower forks, one is a prefix);
+  target (issue #11): under 0.5 s;
+* many: N small partitions x 3 replicas, each a random valid history;
+  target: 100 000 partitions in < 60 s.
 
-Each partition gets a random valid history (a few elections, appends,
-partial replication, a crash) and is replayed with the default election.
-Prints partitions/s and the verdict mix; target: 100 000 partitions in < 60 s.
+    python benchmarks/bench_replay.py [--batches 1000000] [--partitions 100000] [--kafka-version latest]
+
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -15,8 +19,66 @@ import time
 import zlib
 from collections import Counter
 
+import numpy as np
+
+from kforensics.recovery.plan import RecoveryPlan
 from kforensics.replay.engine import replay_partition
-from kforensics.replay.replica import BatchLog, Replica
+from kforensics.replay.replica import COLUMNS, BatchLog, Replica
+
+SEGMENT_BATCHES = 100_000
+
+
+def large_log(n: int, *, salt: int, epoch_every: int = 250_000, size: int = 120) -> np.ndarray:
+    """``n`` one-record batches in segments of SEGMENT_BATCHES, the epoch rising every ``epoch_every``."""
+    off = np.arange(n, dtype=np.int64)
+    cols = {
+        "base_offset": off, "last_offset": off, "partition_leader_epoch": off // epoch_every,
+        "crc": (off * 2654435761 + salt) & 0xFFFFFFFF, "records_count": np.ones(n, np.int64),
+        "size_in_bytes": np.full(n, size, np.int64), "producer_id": np.full(n, -1, np.int64),
+        "magic": np.full(n, 2, np.int64), "crc_valid": np.ones(n, np.int64), "segment": off // SEGMENT_BATCHES,
+        "position": (off % SEGMENT_BATCHES) * size,
+    }
+    return np.stack([cols[c] for c in COLUMNS], axis=1)
+
+
+def large_partition(n: int) -> list[Replica]:
+    """The leader (clean shutdown), a follower whose recovery cuts a corrupt batch near its end, and a
+    follower that led briefly and wrote 1 000 batches the others never had."""
+    segs = [f"{i * SEGMENT_BATCHES:020d}.log" for i in range((n + SEGMENT_BATCHES - 1) // SEGMENT_BATCHES)]
+    epochs = [(e, e * 250_000) for e in range((n - 1) // 250_000 + 1)]
+    lead = large_log(n, salt=0)
+    cut = large_log(n, salt=0)
+    bad = n - 5_000
+    cut[bad, COLUMNS.index("crc_valid")] = 0
+    last_seg = int(cut[bad, COLUMNS.index("segment")])
+    fork = large_log(n - 1_000, salt=0)
+    tail = large_log(n, salt=7)[n - 1_000:]
+    tail[:, COLUMNS.index("partition_leader_epoch")] = epochs[-1][0] + 1
+    fork = np.concatenate([fork, tail])
+    hw = n - 10_000
+    return [
+        Replica(1, BatchLog(lead), high_watermark=hw, epoch_checkpoint=epochs, segments=segs,
+                recovery=RecoveryPlan(clean_shutdown=True)),
+        Replica(2, BatchLog(cut), high_watermark=hw, epoch_checkpoint=epochs, segments=segs,
+                recovery=RecoveryPlan(recovers=True, from_segment=last_seg * SEGMENT_BATCHES,
+                                      truncate_segment=segs[last_seg],
+                                      truncate_position=int(cut[bad, COLUMNS.index("position")]))),
+        Replica(3, BatchLog(fork), high_watermark=hw, segments=segs,
+                epoch_checkpoint=epochs + [(epochs[-1][0] + 1, n - 1_000)], recovery=RecoveryPlan(clean_shutdown=True)),
+    ]
+
+
+def bench_large(n: int, mode: str, runs: int = 5) -> None:
+    reps = large_partition(n)
+    times, codes = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        r = replay_partition("bench", 0, reps, kafka_version=mode, leader=1)
+        times.append(time.perf_counter() - t0)
+        codes = r.verdict_codes()
+    times.sort()
+    print(f"large: 3 replicas x {n:,} batches ({mode}), restart + replay: best {times[0]:.3f}s, "
+          f"median {times[len(times) // 2]:.3f}s (target < 0.5 s); verdicts {codes}")
 
 
 def synthetic(rnd: random.Random, pid: int) -> list[Replica]:
@@ -51,7 +113,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--partitions", type=int, default=100_000)
     ap.add_argument("--kafka-version", default="latest")
+    ap.add_argument("--batches", type=int, default=1_000_000)
     args = ap.parse_args()
+    for mode in (args.kafka_version, "2.0.1", "0.11"):
+        bench_large(args.batches, mode)
     rnd = random.Random(42)
     t0 = time.perf_counter()
     parts = [synthetic(rnd, i) for i in range(args.partitions)]

@@ -36,9 +36,14 @@ class Finding:
     line: int | None = None  # 1-based line number for text files
     facts: dict[str, Any] = field(default_factory=dict)
 
-    def at(self, file: str | None = None, *, offset: int = 0) -> Finding:
-        """The same finding placed in ``file``, with its byte position shifted by ``offset``."""
-        pos = None if self.position is None else self.position + offset
+    def at(self, file: str | None = None, *, offset: int = 0, default: int | None = None) -> Finding:
+        """The same finding placed in ``file``, with its byte position shifted by ``offset``.
+
+        A finding without a position gets ``default`` (a position in ``file``,
+        not shifted): e.g. the start of the entry a decoder could not place
+        its error in.
+        """
+        pos = default if self.position is None else self.position + offset
         return replace(self, file=file if file is not None else self.file, position=pos)
 
 

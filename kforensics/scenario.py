@@ -47,6 +47,7 @@ class _Broker:
     clean_shutdown: bool = False
     damage: dict[int, str] = field(default_factory=dict)  # base offset -> "crc" / "zero"
     torn: bytes | None = None  # the surviving start of a batch torn by the crash, after the last batch
+    checkpoint_bytes: bytes | None = None  # a leader-epoch-checkpoint file's bytes, verbatim (e.g. unreadable)
 
     @property
     def leo(self) -> int:
@@ -61,7 +62,7 @@ class _Broker:
         cache = LeaderEpochCache(mode="latest")
         marks = sorted([(s, 1, e) for e, s in self.extra_epochs] + [(b, 0, e) for b, _l, e, _d in self.batches])
         for start, _kind, epoch in marks:
-            if epoch >= 0 and (cache.latest_epoch is None or epoch > cache.latest_epoch):
+            if epoch >= 0 and start >= 0 and (cache.latest_epoch is None or epoch > cache.latest_epoch):
                 cache.assign(epoch, start)
         return cache.entries
 
@@ -162,6 +163,20 @@ class ScenarioBuilder:
                 dst.batches.append(batch)
         return self
 
+    def follow(self, follower: int, *, up_to: int | None = None) -> "ScenarioBuilder":
+        """``follower`` truncates to the longest prefix it shares with the leader, then copies the leader's
+        batches (up to offset ``up_to``, exclusive): what epoch-based truncation reaches in a history Kafka
+        wrote, with the checkpoint truncated the same way."""
+        src, dst = self.brokers[self.leader], self.brokers[follower]
+        self._appending(dst)
+        common = 0
+        while common < min(len(src.batches), len(dst.batches)) and src.batches[common] == dst.batches[common]:
+            common += 1
+        if common < len(dst.batches):
+            dst.batches = dst.batches[:common]
+            dst.extra_epochs = [e for e in dst.extra_epochs if e[1] < dst.leo]
+        return self.replicate(follower, up_to=up_to)
+
     def high_watermark(self, broker: int, hw: int) -> "ScenarioBuilder":
         self.brokers[broker].hw = hw
         return self
@@ -174,6 +189,11 @@ class ScenarioBuilder:
     def epoch_checkpoint(self, broker: int, entries: list[tuple[int, int]]) -> "ScenarioBuilder":
         """The broker's leader-epoch-checkpoint, line for line (even lines Kafka would not write)."""
         self.brokers[broker].checkpoint_lines = [(int(e), int(s)) for e, s in entries]
+        return self
+
+    def epoch_checkpoint_file(self, broker: int, data: bytes) -> "ScenarioBuilder":
+        """The broker's leader-epoch-checkpoint file, byte for byte (say, one Kafka cannot read)."""
+        self.brokers[broker].checkpoint_bytes = data
         return self
 
     def shut_down_cleanly(self, broker: int) -> "ScenarioBuilder":
@@ -326,6 +346,9 @@ class ScenarioBuilder:
             if cleaner_offsets and b.broker_id in cleaner_offsets:
                 lw.cleaner_offsets[key] = cleaner_offsets[b.broker_id]
             lw.write()
+            if b.checkpoint_bytes is not None:
+                (root / f"broker-{b.broker_id}" / pw.dir_name / "leader-epoch-checkpoint").write_bytes(
+                    b.checkpoint_bytes)
             self._damage_disk(b, root / f"broker-{b.broker_id}" / pw.dir_name / "00000000000000000000.log")
         doc = {
             "name": self.name,

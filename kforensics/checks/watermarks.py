@@ -38,7 +38,8 @@ def check_watermarks(*, path: str, log_start: int | None, log_end: int | None, h
     return out
 
 
-def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None) -> list[Finding]:
+def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, epoch_checkpoint: str | None = None
+                   ) -> list[Finding]:
     """Say what the recovery plan costs in offsets and records, against the high watermark."""
     out: list[Finding] = []
     if plan.truncates:
@@ -69,6 +70,10 @@ def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None) -> list[Fi
                 "Kafka serves the damaged segment as it is: readers of these offsets fail")
         out.append(finding("CORRUPTION_NOT_RECOVERED", f"{why}; {what}", file=plan.damage_kept,
                            position=plan.damage_kept_position))
+    if plan.epoch_checkpoint_unreadable:
+        out.append(finding("LOG_LOAD_FAILS", "the leader-epoch-checkpoint cannot be read: loading the log throws "
+                                             "(up to Kafka 3.2 the broker does not start; from 3.3 this log dir goes "
+                                             "offline)", file=epoch_checkpoint))
     if plan.load_fails:
         out.append(finding("LOG_LOAD_FAILS", "clean-shutdown marker present and the active segment holds a range "
                                              "Kafka's reader refuses (zeros or a size below the minimum): computing "

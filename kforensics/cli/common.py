@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import unicodedata
 from collections.abc import Iterable
 
@@ -88,5 +89,7 @@ def echo_findings(findings: Iterable[Finding]) -> None:
     for f in findings:
         click.echo(finding_line(f), err=True)
 
+
 def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (not a pipe or a file)."""
     return sys.stdout.isatty()

@@ -10,7 +10,7 @@ from .. import __version__
 from ..serialize import to_jsonable
 
 #: version of each command's published JSON Schema (docs/schemas/<command>.schema.json)
-SCHEMA_VERSIONS = {"scan": 2, "replay": 2, "timeline": 2, "dump": 2, "spark": 1}
+SCHEMA_VERSIONS = {"scan": 3, "replay": 3, "timeline": 2, "dump": 2, "spark": 1}
 
 
 def document(command: str, result: Any) -> dict:

@@ -1,23 +1,29 @@
 """The text of ``scan``: the partitions table, the findings, one summary line.
 
-On a terminal the table is drawn with rich (names fold, never cut); elsewhere
-it is plain aligned text, so a pipe or a file gets every character.  Every
-value from the evidence is printed as text, never interpreted as markup.
+On a terminal the table is drawn with rich when it fits the terminal with
+every partition name and number on one line (framed if there is room, else
+without the frame); elsewhere, or when it does not fit, it is plain aligned
+text, so a pipe or a file gets every character.  Every value from the
+evidence is printed as text, never interpreted as markup.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, TextIO
 
 import click
 
-from ..findings import Severity
+from ..findings import Finding, Severity
+from ..log.file_kinds import parse_partition_dir_name
 from ..scan.model import PartitionScan, ScanReport
 from .common import finding_line, printable, severity_counts, summary_line
 
 COLUMNS = ("partition", "segs", "batches", "log start", "LEO", "HW", "uncommitted", "at next start", "epochs",
            "findings")
 _LEFT = {"partition", "at next start", "epochs"}
+#: columns whose cells may wrap between words on a terminal; every other cell stays whole on one line
+_WRAP = {"at next start", "epochs"}
 MAX_EPOCHS = 4
 
 
@@ -84,6 +90,97 @@ def plain_table(header: tuple[str, ...], body: list[list[str]], left: set[str]) 
     return [line(header)] + [line(r) for r in body]
 
 
+def _column_widths(header: tuple[str, ...], body: list[list[str]]) -> tuple[list[int], list[int]]:
+    """Per column, the narrowest width that cuts nothing (header words and wrapping cells may wrap) and the widest."""
+    from rich.cells import cell_len
+
+    mins, maxs = [], []
+    for i, col in enumerate(header):
+        cells = [r[i] for r in body]
+        if col in _WRAP:
+            cell_min = max((cell_len(w) for c in cells for w in c.split()), default=0)
+        else:
+            cell_min = max((cell_len(c) for c in cells), default=0)
+        mins.append(max([cell_min, 1] + [cell_len(w) for w in col.split()]))
+        maxs.append(max([cell_len(col)] + [cell_len(c) for c in cells]))
+    return mins, maxs
+
+
+def _fit(mins: list[int], maxs: list[int], room: int) -> list[int] | None:
+    """Column widths within ``room`` cells, none below its minimum (None when that is impossible).
+
+    The spare room goes first to the columns that need the least of it to show whole.
+    """
+    if sum(mins) > room:
+        return None
+    widths = list(mins)
+    spare = room - sum(widths)
+    for i in sorted(range(len(widths)), key=lambda i: maxs[i] - mins[i]):
+        add = min(spare, maxs[i] - widths[i])
+        widths[i] += add
+        spare -= add
+    return widths
+
+
+def rich_table(header: tuple[str, ...], body: list[list[str]], left: set[str], width: int) -> Any | None:
+    """The table for a terminal ``width`` cells wide, or None when it cannot show every name and number whole.
+
+    Each column gets a fixed width, so rich never shrinks one below what its
+    cells need: a partition name or a number is never cut, folded or elided.
+    Framed when that fits, else without the frame (columns two spaces apart).
+    """
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    mins, maxs = _column_widths(header, body)
+    n = len(header)
+    styles = (
+        # a border around and between the columns, one space of padding on each side of a cell
+        (dict(box=box.HEAVY_HEAD), 3 * n + 1),
+        # a rule under the header only: one padding space and one separator between columns
+        (dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True), 2 * (n - 1)),
+    )
+    for style, chrome in styles:
+        widths = _fit(mins, maxs, width - chrome)
+        if widths is None:
+            continue
+        t = Table(title="partitions", **style)
+        for col, w in zip(header, widths):
+            t.add_column(Text(col, overflow="fold", no_wrap=False), justify="left" if col in left else "right",
+                         width=w, overflow="fold", no_wrap=col not in _WRAP)
+        for r in body:
+            t.add_row(*(Text(c) for c in r))
+        return t
+    return None
+
+
+def _partition_dir_of(file: str, log_dirs: list[str]) -> str | None:
+    """The name of the partition directory ``file`` is (or is in): the first component below a known log dir.
+
+    For a file under none of them, the name of its parent directory, or else its own.
+    """
+    path = file.replace(os.sep, "/").rstrip("/")
+    for d in log_dirs:
+        prefix = d.replace(os.sep, "/").rstrip("/")
+        if path == prefix:
+            return None  # the log dir itself
+        if path.startswith(prefix + "/"):
+            return path[len(prefix) + 1 :].split("/", 1)[0]
+    parts = [x for x in path.split("/") if x]
+    for name in parts[-2:]:
+        if parse_partition_dir_name(name) is not None:
+            return name
+    return None
+
+
+def finding_topic(f: Finding, log_dirs: list[str]) -> str | None:
+    """The topic whose partition directory a finding is in (None for the broker's files, or no file)."""
+    name = _partition_dir_of(f.file, log_dirs) if f.file else None
+    parsed = parse_partition_dir_name(name) if name else None
+    return parsed.topic if parsed is not None else None
+
+
 def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity = Severity.INFO,
                      topics: set[str] | None = None) -> None:
     topics = topics or set()
@@ -91,26 +188,23 @@ def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity 
     out.write(f"broker {_s(b.node_id)}  cluster {printable(b.cluster_id or '-')}  log dirs: "
               f"{', '.join(printable(d) for d in b.log_dirs)}\n")
     body = rows(report, topics)
+    table = None
     if out.isatty():
         from rich.console import Console
-        from rich.table import Table
-        from rich.text import Text
 
         console = Console(file=out, highlight=False)
-        t = Table(title="partitions")
-        for col in COLUMNS:
-            t.add_column(col, justify="left" if col in _LEFT else "right",
-                         overflow="fold" if col == "partition" else "ellipsis", no_wrap=col != "partition")
-        for r in body:
-            t.add_row(*(Text(c) for c in r))
-        console.print(t)
-    else:
+        table = rich_table(COLUMNS, body, _LEFT, console.width)
+        if table is not None:
+            console.print(table)
+    if table is None:  # a pipe, a file, or a terminal too narrow for whole names: every character, aligned
         out.write("partitions\n")
         for line in plain_table(COLUMNS, body, _LEFT):
             out.write(line + "\n")
     findings = sorted(report.all_findings(), key=lambda f: (-int(f.severity), f.file or "", f.position or 0))
     if topics:
-        findings = [f for f in findings if any(f"/{t}-" in (f.file or "") for t in topics) or f.file is None]
+        # the topic of the finding's partition directory, compared whole: "orders" is not "orders-events"
+        log_dirs = sorted({*b.log_dirs, *(p.log_dir for p in report.partitions)}, key=len, reverse=True)
+        findings = [f for f in findings if f.file is None or finding_topic(f, log_dirs) in topics]
     listed = [f for f in findings if f.severity >= min_severity]
     if listed:
         out.write(f"\n{len(listed)} findings" + (f" at or above {min_severity}" if min_severity > Severity.INFO

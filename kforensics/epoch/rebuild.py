@@ -19,6 +19,8 @@ from .versions import KafkaVersion, as_version
 #: the key of the row before the first one: never equal to a real key
 _NO_KEY = -3
 _LEGACY_KEY = -2
+#: the key of a v2 row whose base offset is negative (damage outside the CRC): never equal to a real key
+_BAD_OFFSET_KEY = -4
 
 
 def epoch_transitions(epochs: np.ndarray, bases: np.ndarray, magics: np.ndarray, previous_key: int = _NO_KEY
@@ -27,12 +29,17 @@ def epoch_transitions(epochs: np.ndarray, bases: np.ndarray, magics: np.ndarray,
 
     ``previous_key`` carries the last key of an earlier chunk, so a log read
     in chunks gives the same transitions as one read whole.
+
+    A v2 row with a negative base offset (a flipped bit outside the CRC) is
+    always kept, and is no transition for the row after it: a rebuild skips
+    it, so the next batch of the same epoch must still be there to start it.
     """
     if not len(epochs):
         return [], previous_key
-    key = np.where(magics < 2, _LEGACY_KEY, epochs)
+    bad = (magics >= 2) & (bases < 0)
+    key = np.where(magics < 2, _LEGACY_KEY, np.where(bad, _BAD_OFFSET_KEY, epochs))
     prev = np.concatenate(([previous_key], key[:-1]))
-    keep = np.nonzero(key != prev)[0]
+    keep = np.nonzero((key != prev) | bad)[0]
     rows = list(zip(epochs[keep].tolist(), bases[keep].tolist(), magics[keep].tolist()))
     return rows, int(key[-1])
 
@@ -50,7 +57,10 @@ def rebuild_from_batches(
     """Build a cache from ``(partition_leader_epoch, base_offset, magic)`` triples in log order.
 
     By default this replays Kafka's append path: every v2 batch with an epoch
-    >= 0 is assigned, and a v0/v1 batch clears a non-empty cache.  With
+    >= 0 is assigned, and a v0/v1 batch clears a non-empty cache.  A v2 batch
+    with a negative base offset (damage outside the CRC, which the offset
+    checks report with its file and byte position) is skipped like one without
+    an epoch: its offset is no place for an epoch to start.  With
     ``recovery=True`` it replays segment recovery instead, which assigns only
     epochs newer than the latest cached one and leaves legacy batches alone.
     Versions without epochs keep no cache, so they get an empty one.
@@ -75,8 +85,8 @@ def rebuild_from_batches(
                 "leader-epoch cache, so the next leader change falls back to high-watermark truncation",
                 base_offset=base_offset, magic=magic, dropped_entries=_pairs(dropped)))
             continue
-        if epoch < 0:
-            # No epoch stamped on the batch: Kafka has nothing to record for it.
+        if epoch < 0 or base_offset < 0:
+            # No epoch stamped on the batch, or an offset no cache entry can hold (damaged): nothing to record.
             continue
         latest = cache.latest_entry
         backwards = latest is not None and epoch < latest[0]

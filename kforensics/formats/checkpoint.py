@@ -71,6 +71,11 @@ KINDS: dict[str, CheckpointKind] = {
 }
 
 
+#: the findings for which Kafka's ``CheckpointFile`` reader throws instead of returning entries
+REFUSED = frozenset({"CHECKPOINT_BAD_VERSION", "CHECKPOINT_BAD_COUNT", "CHECKPOINT_COUNT_MISMATCH",
+                     "CHECKPOINT_MALFORMED_LINE", "CHECKPOINT_NOT_UTF8"})
+
+
 @dataclass
 class Checkpoint:
     """A decoded checkpoint: its kind, version, declared entry count, entries and findings."""
@@ -80,6 +85,11 @@ class Checkpoint:
     entries: list = field(default_factory=list)  # OffsetEntry or EpochEntry, by kind
     declared_count: int | None = None
     findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def kafka_refuses(self) -> bool:
+        """Whether Kafka's checkpoint reader throws on this file (its entries are then never used)."""
+        return any(f.code in REFUSED for f in self.findings)
 
     def offsets(self) -> dict[tuple[str, int], int]:
         """``{(topic, partition): offset}`` of an offset checkpoint (the last line wins, as in Kafka's map)."""

@@ -155,14 +155,19 @@ class EntryRecords:
         if self.error is None:
             self.error = finding(code, message, file=self.file, position=self.batch.position, **facts)
 
-    def _decoded_payload(self, data) -> bytes | None:
-        """The decompressed payload (cached), or None with ``error`` set."""
+    def _decoded_payload(self, data, start: int) -> bytes | None:
+        """The decompressed payload (cached), or None with ``error`` set.
+
+        ``start`` is the file position of ``data`` (the compressed section):
+        a position the decoder gives is relative to it; an error it cannot
+        place (most decompression failures) is placed at the entry's start.
+        """
         if self._payload is None:
             codec = self.batch.attributes & record_batch.COMPRESSION_MASK
             try:
                 self._payload = decompress(codec, data, magic=self.batch.magic, max_output=self.max_decompressed)
             except DecodeError as e:
-                self.error = e.finding.at(self.file, offset=self.batch.position)
+                self.error = e.finding.at(self.file, offset=start, default=self.batch.position)
                 return None
         return self._payload
 
@@ -187,7 +192,7 @@ class EntryRecords:
         codec = b.attributes & record_batch.COMPRESSION_MASK
         section = raw[record_batch.HEADER_SIZE :]
         if codec:
-            payload = self._decoded_payload(section)
+            payload = self._decoded_payload(section, b.position + record_batch.HEADER_SIZE)
             if payload is None:
                 return
             in_file = None  # positions refer to the decompressed stream
@@ -277,7 +282,7 @@ class EntryRecords:
                 self._fail("NULL_WRAPPER_VALUE", "compressed wrapper message has a null value")
             return
         vpos = b.value_position - b.position
-        inner = self._decoded_payload(b.raw[vpos : vpos + b.value_length])
+        inner = self._decoded_payload(b.raw[vpos : vpos + b.value_length], b.value_position)
         if inner is None:
             return
         K = kernels.get()
@@ -427,7 +432,9 @@ def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESS
             try:
                 payload = decompress(int(codec[i]), raw.tobytes(), magic=2, max_output=max_decompressed)
             except DecodeError as e:
-                errors.append(e.finding.at(reader.label, offset=int(pos[i])))
+                # decoder positions are relative to the records section; an unplaced error goes at the batch
+                errors.append(e.finding.at(reader.label, offset=int(pos[i]) + record_batch.HEADER_SIZE,
+                                           default=int(pos[i])))
                 continue
             buf = np.frombuffer(payload, dtype=np.uint8)
             c = int(counts[i])

@@ -65,6 +65,9 @@ class RecoveryPlan:
     damage_kept_position: int | None = None
     damage_kept_is_torn_tail: bool = False  # only a torn final entry: readers stop before it, as at the file's end
     load_fails: bool = False  # Kafka cannot load this log (the broker does not start)
+    # Kafka (0.11+) cannot read the leader-epoch-checkpoint: up to 3.2 the broker does not start, from 3.3
+    # (KAFKA-13773) the log dir goes offline; either way the replica takes no part
+    epoch_checkpoint_unreadable: bool = False
     note: str | None = None
 
     @property
@@ -80,9 +83,11 @@ def _torn_tail(s: SegmentExtent) -> bool:
 
 
 def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recovery_point: int | None,
-                  log_end_offset: int | None, deleting: bool = False) -> RecoveryPlan:
+                  log_end_offset: int | None, deleting: bool = False,
+                  epoch_checkpoint_unreadable: bool = False) -> RecoveryPlan:
     """The recovery plan for a partition's segments (in offset order)."""
-    plan = RecoveryPlan(clean_shutdown=clean_shutdown, log_end_offset=log_end_offset)
+    plan = RecoveryPlan(clean_shutdown=clean_shutdown, log_end_offset=log_end_offset,
+                        epoch_checkpoint_unreadable=epoch_checkpoint_unreadable)
     if deleting:
         plan.note = "-delete directory: loaded without recovery and deleted"
         return plan

@@ -2,10 +2,12 @@
 
 Batches agree when base, last, epoch and CRC match.  Below both replicas'
 cleaner offsets each broker's cleaner has rewritten batches independently,
-so batches there are not compared at all.  Above, the first divergent offset
-is the lowest base offset of a batch one replica has and the other lacks,
-within the range both logs cover; what only the longer log holds is not a
-divergence but a difference in length.
+and below either replica's log start offset retention (or DeleteRecords) has
+removed batches from one of them, so batches there are not compared at all
+(:func:`compared_from`).  Above, the first divergent offset is the lowest
+base offset of a batch one replica has and the other lacks, within the range
+both logs cover; what only the longer log holds is not a divergence but a
+difference in length.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 
-import numpy as np
 
 from .replica import BatchLog, Replica
+from .replica import first_difference as replica_first_difference
 
 
 def cleaned_below(a: Replica, b: Replica) -> int:
@@ -25,33 +27,29 @@ def cleaned_below(a: Replica, b: Replica) -> int:
     return min(a.cleaner_offset, b.cleaner_offset)
 
 
-def _keys(log: BatchLog, mask: np.ndarray) -> np.ndarray:
-    ident = np.ascontiguousarray(log.identity()[mask])
-    return ident.view(np.dtype((np.void, ident.dtype.itemsize * ident.shape[1]))).ravel()
+def compared_from(a: Replica, b: Replica) -> int:
+    """The offset from which ``a`` and ``b`` are compared (the ``cleaned`` argument of :func:`first_difference`
+    and :func:`missing_from`).
+
+    Below it both cleaners have run, or one replica's log starts above it
+    (retention or DeleteRecords removed its batches there), so a difference
+    there is no divergence.
+    """
+    return max(cleaned_below(a, b), a.log_start, b.log_start)
 
 
 def first_difference(a: BatchLog, b: BatchLog, cleaned: int = -1) -> int | None:
-    """The first offset where ``a`` and ``b`` hold different batches, within the range both cover; None if none."""
-    end = min(a.end_offset or 0, b.end_offset or 0)
-    ma = (a.col("last_offset") >= cleaned) & (a.col("base_offset") < end)
-    mb = (b.col("last_offset") >= cleaned) & (b.col("base_offset") < end)
-    ka, kb = _keys(a, ma), _keys(b, mb)
-    only_a = ~np.isin(ka, kb)
-    only_b = ~np.isin(kb, ka)
-    firsts = []
-    if only_a.any():
-        firsts.append(int(a.col("base_offset")[ma][only_a].min()))
-    if only_b.any():
-        firsts.append(int(b.col("base_offset")[mb][only_b].min()))
-    return min(firsts) if firsts else None
+    """The first offset where ``a`` and ``b`` hold different batches, within the range both cover; None if none.
+
+    Batches ending below ``cleaned`` are not compared (for two replicas,
+    pass :func:`compared_from`); a batch reaching it is, at its base offset.
+    """
+    return replica_first_difference(a, b, cleaned)
 
 
 def missing_from(a: BatchLog, b: BatchLog, cleaned: int = -1) -> BatchLog:
-    """The batches of ``a`` (at or above ``cleaned``) that ``b`` does not hold."""
-    ma = a.col("last_offset") >= cleaned
-    keep = np.zeros(len(a), dtype=bool)
-    keep[np.flatnonzero(ma)] = ~np.isin(_keys(a, ma), _keys(b, np.ones(len(b), dtype=bool)))
-    return a.select(keep)
+    """The batches of ``a`` (ending at or above ``cleaned``) that ``b`` does not hold."""
+    return a.select((a.col("last_offset") >= cleaned) & ~a.held_in(b))
 
 
 @dataclass
@@ -71,7 +69,7 @@ class Divergence:
     first_divergent_offset: int | None
     log_end_offsets: tuple[int, int]
     compacted_below: int | None = None  # batches below this offset were not compared (both cleaners ran)
-    agreement: list[Span] = field(default_factory=list)
+    agreement: list[Span] = field(default_factory=list)  # from ``compared_from``: nothing below it was compared
 
     @property
     def agree(self) -> bool:
@@ -80,19 +78,25 @@ class Divergence:
 
 
 def compare(a: Replica, b: Replica) -> Divergence:
-    """The first offset where ``a`` and ``b`` differ, and an agreement map."""
+    """The first offset where ``a`` and ``b`` differ, and an agreement map.
+
+    Only offsets from :func:`compared_from` on are compared (both cleaners ran
+    below it, or one replica's log starts above it), so the map starts there.
+    """
     cleaned = cleaned_below(a, b)
-    first = first_difference(a.log, b.log, cleaned)
+    start = compared_from(a, b)
+    first = first_difference(a.log, b.log, start)
+    if first is not None:
+        first = max(first, start)  # a differing batch that straddles the start differs from the start on
     end_a, end_b = a.log_end_offset, b.log_end_offset
     short = min(end_a, end_b)
-    start = min(a.log_start, b.log_start)
     agree_to = first if first is not None else short
     spans = [Span(start, agree_to, "agree")] if agree_to > start else []
     if first is not None and short > first:
         spans.append(Span(first, short, "differ"))
-    if end_a != end_b:
+    if max(end_a, end_b) > max(short, start):
         longer = a if end_a > end_b else b
-        spans.append(Span(short, max(end_a, end_b), f"only_on_{longer.broker_id}"))
+        spans.append(Span(max(short, start), max(end_a, end_b), f"only_on_{longer.broker_id}"))
     return Divergence((a.broker_id, b.broker_id), first, (end_a, end_b), cleaned if cleaned > 0 else None, spans)
 
 

@@ -27,8 +27,8 @@ import numpy as np
 
 from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import Finding, finding
-from .divergence import Divergence, cleaned_below, divergence, first_difference
-from .replica import FETCHED, BatchLog, Replica
+from .divergence import Divergence, compared_from, divergence
+from .replica import FETCHED, BatchLog, Replica, first_difference
 from .restart import Restarted, restart
 from .truncation import Decision, ReplicaState, catch_up, truncate_follower
 from .verdicts import Verdict, verdict_over
@@ -227,11 +227,13 @@ def replay_partition(
         if b in offline:
             out.verdicts = [Verdict("LOG_LOAD_FAILS", cause="restart", detail=loaded[b].notes[0])]
             continue
+        differs_at = None if b == current else first_difference(st.log, leader_state.log,
+                                                                 compared_from(st.replica, leader_state.replica))
         out.verdicts = judge(st, leader_state, loaded[b], bound, mode, out.decisions,
-                             [e for e in elections if e.leader == b], out.notes)
+                             [e for e in elections if e.leader == b], out.notes, differs_at)
         findings += _kept_damage(st, loaded[b])
         if b != current and all(d.converged for d in out.decisions):
-            findings += _check_invariants(st, leader_state, bound)
+            findings += _check_invariants(st, bound, differs_at)
     return PartitionReplay(
         topic, partition, mode.label, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
@@ -250,7 +252,7 @@ def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica],
     if epoch is None:
         epoch = max((s.cache.latest_epoch if s.cache.latest_epoch is not None else -1) for s in states.values()) + 1
     st = states[chosen]
-    if mode.leader_assigns_on_election and epoch >= 0:
+    if mode.leader_assigns_on_election and epoch >= 0 and st.leo >= 0:
         st.cache.assign(epoch, st.leo)  # KAFKA-7415: the new leader records its epoch at its LEO
     outcomes[chosen].notes.append(f"elected leader in epoch {epoch} with LEO {st.leo}")
     lacks, sources = _lacked(st, by_id)
@@ -265,7 +267,7 @@ def _lacked(leader: ReplicaState, by_id: dict[int, Replica]) -> tuple[BatchLog, 
         if b == leader.broker_id or not r.high_watermark:
             continue
         log = r.log
-        floor = max(cleaned_below(r, leader.replica), leader.replica.log_start)
+        floor = compared_from(r, leader.replica)
         committed = log.select((log.col("last_offset") < r.high_watermark) & (log.col("last_offset") >= floor))
         missing = committed.select(~committed.held_in(leader.log))
         if len(missing):
@@ -296,8 +298,10 @@ def _fetch_more(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: De
 
 
 def judge(st: ReplicaState, leader: ReplicaState, loaded: Restarted, bound: int, mode: KafkaVersion,
-          decisions: list[Decision], elections: list[_Election], notes: list[str]) -> list[Verdict]:
-    """The verdicts of one replica after the replay (``notes`` receives what is worth saying but costs nothing)."""
+          decisions: list[Decision], elections: list[_Election], notes: list[str], differs_at: int | None
+          ) -> list[Verdict]:
+    """The verdicts of one replica after the replay (``notes`` receives what is worth saying but costs nothing;
+    ``differs_at`` is where its final log first differs from the leader's)."""
     out: list[Verdict] = []
     replica = st.replica
     own_hw = replica.high_watermark or 0
@@ -328,11 +332,9 @@ def judge(st: ReplicaState, leader: ReplicaState, loaded: Restarted, bound: int,
             break
     # fork: retained batches that differ from the leader's at the same offsets (a follower that never
     # converges is caught mid-loop: what it holds then is no outcome)
-    if st is not leader and converged:
-        div = first_difference(st.log, leader.log, cleaned_below(replica, leader.replica))
-        if div is not None:
-            out.append(verdict_over("FORK", st.log.select(st.log.col("last_offset") >= div), cause="truncation",
-                                    detail=f"retained batches from offset {div} differ from the leader's"))
+    if st is not leader and converged and differs_at is not None:
+        out.append(verdict_over("FORK", st.log.select(st.log.col("last_offset") >= differs_at), cause="truncation",
+                                detail=f"retained batches from offset {differs_at} differ from the leader's"))
     if not out:
         out.append(Verdict("OK"))
     return out
@@ -398,9 +400,8 @@ def _kept_damage(st: ReplicaState, loaded: Restarted) -> list[Finding]:
                     read_fails_from=loaded.read_fails_from)]
 
 
-def _check_invariants(st: ReplicaState, leader: ReplicaState, bound: int) -> list[Finding]:
+def _check_invariants(st: ReplicaState, bound: int, div: int | None) -> list[Finding]:
     out: list[Finding] = []
-    div = first_difference(st.log, leader.log, cleaned_below(st.replica, leader.replica))
     if div is not None:
         out.append(finding("LOG_MATCHING_VIOLATED", f"after replay broker {st.broker_id}'s log is not a prefix of the "
                            f"leader's (from offset {div})", broker_id=st.broker_id, first_offset=div))

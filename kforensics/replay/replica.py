@@ -32,11 +32,26 @@ IDENTITY = slice(0, 4)  # base_offset, last_offset, partition_leader_epoch, crc 
 _DEFAULTS = {"crc_valid": 1, "segment": -1, "position": -1}
 
 
+def same_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per row of two equally long row arrays, whether the identity columns agree (compared column by column:
+    no temporary of the rows' width, no reduction across it)."""
+    same = a[:, 0] == b[:, 0]
+    for c in range(1, IDENTITY.stop):
+        same &= a[:, c] == b[:, c]
+    return same
+
+
 @dataclass
 class BatchLog:
     """Columns of a log's batches, in offset order."""
 
-    data: np.ndarray  # (n, len(COLUMNS)) int64
+    data: np.ndarray  # (n, len(COLUMNS)) int64, each column contiguous (Fortran order)
+    _sorted: bool | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # every comparison reads whole columns: keep each one contiguous (a slice of rows stays so)
+        if self.data.ndim == 2 and self.data.shape[0] > 1 and self.data.strides[0] != self.data.itemsize:
+            self.data = np.asfortranarray(self.data)
 
     @classmethod
     def empty(cls) -> BatchLog:
@@ -75,14 +90,24 @@ class BatchLog:
         return BatchLog(self.data[:index]), BatchLog(self.data[index:])
 
     def select(self, mask: np.ndarray) -> BatchLog:
-        return BatchLog(self.data[mask])
+        """The batches where ``mask`` holds; a view, not a copy, when they are one run (a prefix or a tail)."""
+        idx = np.flatnonzero(mask)
+        if not len(idx):
+            return BatchLog(self.data[:0])
+        first, last = int(idx[0]), int(idx[-1])
+        if last - first + 1 == len(idx):
+            return BatchLog(self.data[first : last + 1])
+        return BatchLog(self.data[idx])
 
     def from_offset(self, offset: int) -> BatchLog:
         """Batches a fetch from ``offset`` returns (those ending at or after it)."""
         return BatchLog(self.data[self.containing_cut(offset) :])
 
     def concat(self, other: BatchLog) -> BatchLog:
-        return BatchLog(np.concatenate([self.data, other.data]))
+        out = np.empty((len(self) + len(other), len(COLUMNS)), dtype=np.int64, order="F")
+        out[: len(self)] = self.data
+        out[len(self) :] = other.data
+        return BatchLog(out)
 
     def identity(self) -> np.ndarray:
         """(base offset, last offset, epoch, stored crc) per batch."""
@@ -107,7 +132,22 @@ class BatchLog:
         rows = np.minimum(at, len(theirs) - 1)
         if order is not None:
             rows = order[rows]
-        return found & np.all(self.identity() == other.identity()[rows], axis=1)
+        return found & same_rows(self.data, other.data[rows])
+
+    def is_sorted(self) -> bool:
+        """Whether base offsets strictly increase (always, unless the evidence is damaged)."""
+        if self._sorted is None:
+            b = self.col("base_offset")
+            self._sorted = len(b) < 2 or bool(np.all(b[1:] > b[:-1]))
+        return self._sorted
+
+    def window(self, floor: int, end: int) -> BatchLog:
+        """The batches ending at or after ``floor`` and starting before ``end`` (a view for a sorted log)."""
+        if self.is_sorted():
+            lo = int(np.searchsorted(self.col("last_offset"), floor, side="left"))
+            hi = int(np.searchsorted(self.col("base_offset"), end, side="left"))
+            return BatchLog(self.data[lo : max(lo, hi)])
+        return self.select((self.col("last_offset") >= floor) & (self.col("base_offset") < end))
 
     def covers(self, offset: int) -> bool:
         """Whether a batch of this log holds ``offset``."""
@@ -176,3 +216,27 @@ class Replica:
         if self.epoch_checkpoint:
             return max(self.epoch_checkpoint[-1][0], int(ep.max()) if len(ep) else -1)
         return int(ep.max()) if len(ep) and ep.max() >= 0 else None
+
+
+def first_difference(a: BatchLog, b: BatchLog, floor: int = -1) -> int | None:
+    """The first offset at or above ``floor`` where ``a`` and ``b`` hold different batches, within the range
+    both cover; None when they agree there.
+
+    Logs that agree are compared row against row (one vectorised pass); only
+    from the first row where they stop lining up (a divergence, or batches
+    one cleaner removed) are batches matched by offset.
+    """
+    end = min(a.end_offset or 0, b.end_offset or 0)
+    wa, wb = a.window(floor, end), b.window(floor, end)
+    n = min(len(wa), len(wb))
+    differs = ~same_rows(wa.data[:n], wb.data[:n])
+    k = int(np.argmax(differs)) if n and differs.any() else n
+    if k == n and len(wa) == len(wb):
+        return None
+    ra, rb = BatchLog(wa.data[k:]), BatchLog(wb.data[k:])
+    firsts = []
+    for x, y in ((ra, rb), (rb, ra)):
+        alone = ~x.held_in(y)
+        if alone.any():
+            firsts.append(int(x.col("base_offset")[alone].min()))
+    return min(firsts) if firsts else None

@@ -72,7 +72,7 @@ def _recovered_rows(r: Replica, kept: BatchLog) -> BatchLog:
 
 def _unread(plan, lost: BatchLog) -> list[tuple[int, int]]:
     """The parts of the plan's lost offset range that no cut batch covers."""
-    if plan is None or plan.lost_first_offset is None:
+    if plan is None or plan.lost_first_offset is None or plan.lost_last_offset is None:
         return []
     first, last = plan.lost_first_offset, plan.lost_last_offset
     if not len(lost):
@@ -118,7 +118,7 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
             # from 2.7 the checkpoint is read through assign, which drops conflicting entries
             cache = LeaderEpochCache(mode=mode)
             for e, s in entries:
-                cache.assign(e, s)
+                cache.assign(e, s)  # entries with a negative value were dropped above
         else:
             cache = LeaderEpochCache(r.epoch_checkpoint or [], mode=mode)
         recovered = _recovered_rows(r, kept)
@@ -127,7 +127,7 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
         for epoch, base, magic in rows:
             latest = cache.latest_entry
             # LogSegment.recover assigns only epochs newer than the latest cached one
-            if magic == 2 and epoch >= 0 and (latest is None or epoch > latest[0]):
+            if magic == 2 and epoch >= 0 and base >= 0 and (latest is None or epoch > latest[0]):
                 cache.assign(epoch, base)
     cache.truncate_from_end(log_end)
     cache.truncate_from_start(r.log_start)
@@ -141,6 +141,10 @@ def restart(r: Replica, mode: KafkaVersion) -> Restarted:
         return Restarted(BatchLog.empty(), LeaderEpochCache(mode=mode), 0, BatchLog.empty(), load_fails=True,
                          notes=["the broker cannot load this log (the marker skips recovery and the active segment "
                                 "holds a range Kafka's reader refuses): it does not start"])
+    if plan is not None and plan.epoch_checkpoint_unreadable and mode.has_epochs:
+        return Restarted(BatchLog.empty(), LeaderEpochCache(mode=mode), 0, BatchLog.empty(), load_fails=True,
+                         notes=["the broker cannot read this log's leader-epoch-checkpoint: loading throws (up to "
+                                "3.2 the broker does not start, from 3.3 the log dir goes offline)"])
     cut = _cut_mask(r)
     kept, lost = r.log.select(~cut), r.log.select(cut)
     log_end = kept.end_offset if len(kept) else r.log_start

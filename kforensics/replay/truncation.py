@@ -87,7 +87,7 @@ class ReplicaState:
             for epoch, base, magic in new.epoch_transitions():
                 if magic < 2:
                     self.cache.clear()  # a legacy batch on the append path clears the cache
-                elif epoch >= 0:
+                elif epoch >= 0 and base >= 0:  # a damaged base offset cannot start an epoch
                     self.cache.assign(epoch, base)
 
     def state_key(self, *extra: Any) -> tuple:

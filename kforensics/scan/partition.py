@@ -199,8 +199,11 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
     # ---- what loading does at the next start
     scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
                                   recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
-                                  deleting=pd.name.suffix == "delete")
-    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark))
+                                  deleting=pd.name.suffix == "delete",
+                                  epoch_checkpoint_unreadable=cp is not None and not pd.is_metadata_log
+                                  and (cp.value is None or cp.value.kafka_refuses))
+    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
+                              epoch_checkpoint=str(cp.path) if cp is not None else None))
     scan.findings = log.findings()
     return scan
 

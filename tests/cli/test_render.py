@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import io
+import re
+import sys
 import unicodedata
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kforensics.cli.common import finding_line, payload_text, printable, severity_counts, summary_line
-from kforensics.cli.scan_text import plain_table, render_scan_text
+from kforensics.cli.common import (
+    finding_line,
+    payload_text,
+    printable,
+    severity_counts,
+    stdout_is_terminal,
+    summary_line,
+)
+from kforensics.cli.scan_text import COLUMNS, finding_topic, plain_table, render_scan_text
 from kforensics.findings import Finding, Severity, finding
 from kforensics.scan.model import BrokerIdentity, PartitionScan, ScanReport
 
@@ -166,15 +175,83 @@ def test_rich_markup_in_evidence_renders_verbatim(tty, monkeypatch):
     assert text.rstrip("\n").endswith("summary: 5 findings (5 low), 2 partition(s)")
 
 
-@pytest.mark.xfail(strict=True, reason="on an 80-column terminal rich shrinks the partition column to nothing: "
-                                       "partition names vanish from the scan table (and LEO shows as …)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _terminal_lines(text: str) -> list[str]:
+    return [ANSI.sub("", line) for line in text.splitlines()]
+
+
+def _row(lines: list[str], name: str) -> list[str]:
+    """The cells of the table row of partition ``name`` (the frame's characters dropped)."""
+    (row,) = [line for line in lines if re.search(rf"(^|[ │┃]){re.escape(name)} ", line)]
+    return [c for c in row.split() if c not in "│┃"]
+
+
+ROW_CELLS = ["0", "3", "0", "10", "8", "2", "-", "0:0", "1:5", "0"]
+
+
 def test_terminal_table_keeps_partition_names_on_an_80_column_terminal(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     out = FakeTTY()
     render_scan_text(report(["orders-0", "t-1"], []), out)
+    lines = _terminal_lines(out.getvalue())
+    assert all(len(line) <= 80 for line in lines), lines
+    # every cell whole on the partition's line: the name, the LEO (10), the epochs
+    assert _row(lines, "orders-0") == ["orders-0", *ROW_CELLS]
+    assert _row(lines, "t-1") == ["t-1", *ROW_CELLS]
+    assert "…" not in out.getvalue()
+    assert lines[-1] == "summary: no findings, 2 partition(s)"
+
+
+@pytest.mark.parametrize("columns", [40, 60, 79, 80, 90, 104, 105, 132, 200])
+@pytest.mark.parametrize("names", [
+    ["orders-0", "t-1"],
+    ["payments.settlement.v2-12", "orders-0"],
+    ["日本語のトピック-3", "x-0"],
+    ["t" * 70 + "-0"],
+])
+def test_terminal_table_never_cuts_a_partition_name_or_a_number(monkeypatch, columns, names):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = FakeTTY()
+    r = report(names, [])
+    r.partitions[0].log_end_offset = 1234567890123
+    render_scan_text(r, out)
     text = out.getvalue()
-    assert "orders-0" in text and "t-1" in text
-    assert " 10 " in text  # the LEO
+    lines = _terminal_lines(text)
+    assert "…" not in text
+    plain = "partitions" in lines and lines[lines.index("partitions") + 1].split()[:2] == ["partition", "segs"]
+    if not plain:  # the rich table fits the terminal: no line is wider
+        from rich.cells import cell_len
+
+        assert all(cell_len(line) <= columns for line in lines), lines
+    # names and numbers whole on the partition's line (only "at next start" and the epochs may wrap)
+    assert _row(lines, names[0])[:7] == [names[0], "0", "3", "0", "1234567890123", "8", "1234567890115"]
+    for name in names[1:]:
+        assert _row(lines, name)[:7] == [name, *ROW_CELLS[:6]]
+    assert text.count("0:0") == text.count("1:5") == len(names)
+
+
+def test_terminal_table_is_framed_when_the_terminal_is_wide_enough(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    out = FakeTTY()
+    render_scan_text(report(["orders-0"], []), out)
+    lines = _terminal_lines(out.getvalue())
+    assert any(line.startswith("┏") for line in lines)
+    header = [c for c in next(line for line in lines if line.startswith("┃")).split("┃") if c.strip()]
+    assert [c.strip() for c in header] == list(COLUMNS)
+    assert _row(lines, "orders-0") == ["orders-0", *ROW_CELLS]
+
+
+def test_a_terminal_too_narrow_for_the_table_gets_the_plain_table(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "50")
+    out = FakeTTY()
+    name = "a-rather-long-topic-name-0"
+    render_scan_text(report([name], []), out)
+    lines = out.getvalue().splitlines()
+    assert lines[1] == "partitions" and lines[2].split()[:2] == ["partition", "segs"]
+    (row,) = [line for line in lines if line.startswith(name + "  ")]
+    assert row.split() == [name, *ROW_CELLS]
 
 
 def test_plain_table_never_truncates_a_long_partition_name():
@@ -222,13 +299,89 @@ def test_topic_filter_keeps_the_topics_partitions_and_broker_level_findings():
     assert [line.split()[0] for line in text.splitlines() if line.startswith(("orders-", "payments-"))] == ["orders-0"]
 
 
-@pytest.mark.xfail(strict=True, reason="--topic filters findings by the substring '/<topic>-' of their path, so "
-                                       "topic 'orders' also lists the findings of topic 'orders-events'")
 def test_topic_filter_does_not_list_findings_of_a_topic_that_only_shares_a_prefix():
     fs = [finding("UNKNOWN_FILE", "in orders", file="/d/orders-0/x"),
           finding("UNKNOWN_FILE", "in orders-events", file="/d/orders-events-0/x")]
     out = io.StringIO()
     render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders"})
+    lines = out.getvalue().splitlines()
+    assert "LOW UNKNOWN_FILE /d/orders-0/x: in orders" in lines
+    assert not any("orders-events" in line for line in lines)
+    assert lines[-1] == "summary: 1 findings (1 low), 1 partition(s)"
+    # and the other way round
+    out = io.StringIO()
+    render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders-events"})
+    lines = out.getvalue().splitlines()
+    assert "LOW UNKNOWN_FILE /d/orders-events-0/x: in orders-events" in lines
+    assert not any(": in orders" == line[-len(": in orders"):] for line in lines)
+    assert lines[-1] == "summary: 1 findings (1 low), 1 partition(s)"
+
+
+@pytest.mark.parametrize("file,topic", [
+    ("/d/orders-0/00000000000000000000.log", "orders"),
+    ("/d/orders-0", "orders"),  # the partition directory itself
+    ("/d/orders-events-12/leader-epoch-checkpoint", "orders-events"),
+    ("/d/orders-0/junk-7", "orders"),  # an unknown file that looks like a partition dir
+    ("/d/orders-3.0123456789abcdef0123456789abcdef-delete/00000000000000000000.log", "orders"),
+    ("/d/orders-3.0123456789abcdef0123456789abcdef-future", "orders"),
+    ("/d/replication-offset-checkpoint", None),  # the log dir's own files belong to no topic
+    ("/d", None),
+    ("/data/kafka-logs-1/replication-offset-checkpoint", None),  # a log dir named like a partition dir
+    ("/data/kafka-logs-1", None),
+    ("/data/kafka-logs-1/orders-0/x", "orders"),
+    ("/snap.tgz!/data/kafka-logs-1/orders-0/00000000000000000000.index", "orders"),
+    ("/elsewhere/orders-events-0/x", "orders-events"),  # under no known log dir: its parent directory
+    ("/elsewhere/orders-events-0/junk-7", "orders-events"),
+    ("/elsewhere/orders-events-0", "orders-events"),
+])
+def test_finding_topic_is_the_topic_of_the_partition_directory(file, topic):
+    log_dirs = ["/snap.tgz!/data/kafka-logs-1", "/data/kafka-logs-1", "/d"]
+    assert finding_topic(finding("UNKNOWN_FILE", "x", file=file), log_dirs) == topic
+    assert finding_topic(finding("UNKNOWN_FILE", "x"), log_dirs) is None
+
+
+def test_topic_filter_keeps_findings_of_deleted_and_future_directories_of_the_topic():
+    fs = [finding("UNKNOWN_FILE", "deleted orders", file="/d/orders-1.0123456789abcdef0123456789abcdef-delete/x"),
+          finding("UNKNOWN_FILE", "root file", file="/d/cleaner-offset-checkpoint")]
+    out = io.StringIO()
+    render_scan_text(report(["orders-0"], fs), out, topics={"orders"})
     text = out.getvalue()
-    assert "in orders\n" in text
-    assert "in orders-events" not in text
+    assert "LOW UNKNOWN_FILE /d/orders-1.0123456789abcdef0123456789abcdef-delete/x: deleted orders\n" in text
+    assert "root file" not in text
+
+
+# ---------------------------------------------------------------- stdout_is_terminal
+
+
+@pytest.mark.parametrize("stream,expected", [(FakeTTY(), True), (io.StringIO(), False)])
+def test_stdout_is_terminal_asks_sys_stdout(monkeypatch, stream, expected):
+    monkeypatch.setattr(sys, "stdout", stream)
+    assert stdout_is_terminal() is expected
+
+
+def test_topic_filter_on_a_scanned_log_dir_lists_only_that_topics_findings(tmp_path):
+    from kforensics.formats.record_batch import RecordData, build_batch
+    from kforensics.log.writer import LogDirWriter
+    from kforensics.scan.broker import scan_log_dirs
+
+    # a log dir named like a partition dir, two topics sharing a prefix, each with 3 torn bytes after its batch
+    w = LogDirWriter(tmp_path / "kafka-logs-1")
+    for topic in ("orders", "orders-events"):
+        w.partition(topic, 0).append(build_batch([RecordData(0, 1_700_000_000_000, b"k", b"v")],
+                                                 partition_leader_epoch=0))
+        w.high_watermarks[(topic, 0)] = w.recovery_points[(topic, 0)] = 1
+    d = w.write()
+    segs = {t: d / f"{t}-0" / "00000000000000000000.log" for t in ("orders", "orders-events")}
+    ends = {t: seg.stat().st_size for t, seg in segs.items()}
+    for seg in segs.values():
+        seg.write_bytes(seg.read_bytes() + b"\x01\x02\x03")
+    report = scan_log_dirs([d])
+    for topic in segs:
+        out = io.StringIO()
+        render_scan_text(report, out, topics={topic})
+        lines = out.getvalue().splitlines()
+        where = f"{segs[topic]} @ byte {ends[topic]}:"
+        assert [line.split(":")[0] + ":" for line in lines if line.startswith(("HIGH ", "MEDIUM "))] == [
+            f"HIGH RECOVERY_WOULD_TRUNCATE {where}", f"MEDIUM TRAILING_BYTES {where}"]
+        assert [line.split()[0] for line in lines if line.startswith("orders")] == [f"{topic}-0"]
+        assert lines[-1] == "summary: 2 findings (1 high, 1 medium), 1 partition(s)"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kforensics.epoch.cache import UNDEFINED, EpochEndOffset, LeaderEpochCache
 from kforensics.epoch.diff import diff_caches
-from kforensics.epoch.rebuild import rebuild_from_batches
+from kforensics.epoch.rebuild import epoch_transitions, rebuild_from_batches
 from kforensics.epoch.versions import (
     KAFKA_0_10,
     KAFKA_0_11,
@@ -326,6 +327,69 @@ def test_rebuild_creates_one_entry_per_epoch_from_its_first_batch():
 def test_rebuild_skips_batches_without_an_epoch():
     c, notes = rebuild_from_batches([(-1, 0, 2), (1, 4, 2)], LATEST)
     assert c.entries == [(1, 4)] and notes == []
+
+
+@pytest.mark.parametrize("recovery", [False, True])
+@pytest.mark.parametrize("mode", ALL_EPOCH_MODES)
+@pytest.mark.parametrize("bad", [-2, -(2**63), -(2**63) + 4])
+def test_rebuild_skips_batches_with_a_negative_base_offset(mode, recovery, bad):
+    # the base offset is outside the CRC: a flipped sign bit must not reach assign (which raises ValueError)
+    c, notes = rebuild_from_batches([(0, bad, 2), (0, 2, 2), (1, bad, 2), (1, 6, 2), (2, bad, 2)], mode,
+                                    recovery=recovery)
+    assert c.entries == [(0, 2), (1, 6)] and notes == []
+
+
+def test_rebuild_with_hostile_epochs_and_offsets_does_not_raise():
+    # epochs beyond int32 and offsets near int64 limits are stored as given; negative ones are skipped
+    rows = [(2**40, 0, 2), (-(2**31), 5, 2), (3, -1, 2), (-7, -7, 1), (2**63 - 1, 2**63 - 1, 2)]
+    c, notes = rebuild_from_batches(rows, LATEST)
+    assert c.entries == [(2**63 - 1, 2**63 - 1)] and c.is_monotonic
+    assert [n.code for n in notes] == ["EPOCH_CACHE_CLEARED_BY_LEGACY_BATCH"]
+    assert notes[0].facts["dropped_entries"] == [[2**40, 0]]
+
+
+def _transitions(rows, chunks=1):
+    """``epoch_transitions`` over rows of ``(epoch, base, magic)``, read in ``chunks`` pieces."""
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    out, key = [], -3
+    for part in np.array_split(arr, chunks):
+        got, key = epoch_transitions(part[:, 0], part[:, 1], part[:, 2], key)
+        out += got
+    return out
+
+
+@pytest.mark.parametrize("chunks", [1, 2, 5])
+def test_transitions_keep_the_batch_after_one_with_a_negative_base_offset(chunks):
+    # epoch 1 starts with a damaged batch: the next batch of epoch 1 must still be a row, or the rebuild loses it
+    rows = [(0, 0, 2), (0, 2, 2), (1, -(2**63) + 4, 2), (1, 6, 2), (2, 8, 2)]
+    got = _transitions(rows, chunks)
+    assert got == [(0, 0, 2), (1, -(2**63) + 4, 2), (1, 6, 2), (2, 8, 2)]
+    assert rebuild_from_batches(got, LATEST) == rebuild_from_batches(rows, LATEST)
+    assert rebuild_from_batches(got, LATEST)[0].entries == [(0, 0), (1, 6), (2, 8)]
+
+
+@st.composite
+def damaged_logs(draw):
+    """``(epoch, base, magic)`` rows of a log in offset order, some with a hostile (negative) base offset."""
+    rows, offset = [], 0
+    for _ in range(draw(st.integers(0, 30))):
+        epoch = draw(st.integers(-(2**31), 2**31 - 1) | st.integers(-1, 5))
+        magic = draw(st.sampled_from([2, 2, 2, 1, 0]))
+        damaged = draw(st.integers(0, 4)) == 0
+        rows.append((epoch, draw(st.integers(-(2**63), -1)) if damaged else offset, magic))
+        offset += draw(st.integers(1, 5))
+    return rows
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=damaged_logs(), mode=st.sampled_from(ALL_EPOCH_MODES), recovery=st.booleans(),
+       chunks=st.integers(1, 4))
+def test_property_rebuild_of_a_damaged_log_never_raises_and_its_transitions_suffice(rows, mode, recovery, chunks):
+    full = rebuild_from_batches(rows, mode, recovery=recovery)
+    assert all(e >= 0 and s >= 0 for e, s in full[0].entries)
+    assert _transitions(rows, chunks) == _transitions(rows)
+    # (notes may differ: the full rebuild repeats a backwards epoch's note for each of its batches)
+    assert rebuild_from_batches(_transitions(rows, chunks), mode, recovery=recovery)[0] == full[0]
 
 
 def test_rebuild_legacy_batch_clears_the_cache_and_is_reported():

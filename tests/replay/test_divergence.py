@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kforensics.replay.divergence import Span, cleaned_below, compare, divergence, first_difference, missing_from
+from kforensics.replay.divergence import (
+    Span,
+    cleaned_below,
+    compare,
+    compared_from,
+    divergence,
+    first_difference,
+    missing_from,
+)
 from kforensics.replay.replica import BatchLog, Replica
 
 
@@ -135,7 +143,8 @@ def test_compare_with_compaction_ignores_independently_cleaned_batches():
     b = replica(2, log((0, 2, 0, 2), (4, 4, 0, 3), (5, 9, 0), (10, 14, 1)), cleaner_offset=7)
     d = compare(a, b)
     assert d.agree and d.compacted_below == 5
-    assert d.agreement == [Span(0, 15, "agree")]
+    # nothing below the cleaned offset was compared, so the map starts there
+    assert d.agreement == [Span(5, 15, "agree")]
     # without both cleaner offsets the same bytes are a divergence
     d = compare(replica(1, a.log, cleaner_offset=5), replica(2, b.log))
     assert d.first_divergent_offset == 0 and d.compacted_below is None
@@ -146,14 +155,58 @@ def test_compare_empty_replicas():
     assert d.agree and d.log_end_offsets == (0, 0) and d.agreement == []
 
 
-@pytest.mark.xfail(strict=True, reason="first_difference ignores log start offsets: batches below the other "
-                                       "replica's log start (deleted by retention) count as a divergence")
-def test_segments_deleted_by_retention_on_one_replica_are_not_a_divergence():
+def test_compared_from_is_the_highest_of_the_cleaned_offset_and_both_log_starts():
+    lg = log(*BASE)
+    assert compared_from(replica(1, lg), replica(2, lg)) == 0
+    assert compared_from(replica(1, lg, log_start=5), replica(2, lg, log_start=3)) == 5
+    assert compared_from(replica(1, lg, log_start=3), replica(2, lg, log_start=5)) == 5
+    assert compared_from(replica(1, lg, cleaner_offset=12, log_start=5), replica(2, lg, cleaner_offset=10)) == 10
+    assert compared_from(replica(1, lg, cleaner_offset=12, log_start=5), replica(2, lg)) == 5  # one cleaner only
+
+
+@pytest.mark.parametrize("swap", [False, True])
+def test_segments_deleted_by_retention_on_one_replica_are_not_a_divergence(swap):
     # broker 1 deleted its first segment (log start 5); both hold the same batches from 5 on
     a = replica(1, log(*BASE[1:]), log_start=5)
     b = replica(2, log(*BASE))
-    d = compare(a, b)
+    assert first_difference(a.log, b.log) == 0  # compared from offset 0, the deleted batch is a difference
+    assert first_difference(a.log, b.log, compared_from(a, b)) is None
+    assert len(missing_from(b.log, a.log, compared_from(a, b))) == 0
+    d = compare(b, a) if swap else compare(a, b)
     assert d.first_divergent_offset is None and d.agree
+    assert d.log_end_offsets == (20, 20) and d.compacted_below is None
+    assert d.agreement == [Span(5, 20, "agree")]
+
+
+def test_a_divergence_above_the_log_start_is_still_found():
+    a = replica(1, log(*BASE[1:]), log_start=5)
+    b = replica(2, log(*BASE[:2], (10, 14, 2), (15, 17, 2)))
+    d = compare(a, b)
+    assert d.first_divergent_offset == 10
+    assert d.agreement == [Span(5, 10, "agree"), Span(10, 18, "differ"), Span(18, 20, "only_on_1")]
+    assert bases(missing_from(a.log, b.log, compared_from(a, b))) == [10, 15]
+    assert bases(missing_from(b.log, a.log, compared_from(a, b))) == [10, 15]
+
+
+def test_log_start_inside_a_batch_compares_that_batch():
+    # DeleteRecords moved broker 1's log start into the batch 5..9, which it keeps
+    a = replica(1, log(*BASE[1:]), log_start=7)
+    d = compare(a, replica(2, log(*BASE)))
+    assert d.agree and d.agreement == [Span(7, 20, "agree")]
+    # the straddling batch differs: the divergence is reported from the log start, where the comparison begins
+    d = compare(a, replica(2, log(BASE[0], (5, 9, 3), *BASE[2:])))
+    assert d.first_divergent_offset == 7
+    assert d.agreement == [Span(7, 20, "differ")]
+
+
+def test_a_replica_whose_log_starts_after_the_others_end_has_nothing_in_common():
+    a = replica(1, log(*BASE[:1]))  # offsets 0..4
+    b = replica(2, log(*BASE[2:]), log_start=10)  # offsets 10..19
+    d = compare(a, b)
+    assert d.agree and d.agreement == [Span(10, 20, "only_on_2")]
+    # an empty replica whose log starts at 10 and one ending at 5: nothing to compare, no empty span
+    d = compare(a, replica(2, BatchLog.empty(), log_start=10))
+    assert d.agree and d.log_end_offsets == (5, 10) and d.agreement == []
 
 
 def test_divergence_compares_every_pair_in_broker_order():
@@ -200,3 +253,25 @@ def test_first_difference_is_where_the_shared_prefix_ends(spec):
     if d.agreement:
         assert d.agreement[0].start == 0 and d.agreement[-1].end == max(ends)
         assert all(x.end == y.start for x, y in zip(d.agreement, d.agreement[1:]))
+
+
+@given(split_logs(), st.data())
+def test_retention_on_either_replica_changes_nothing_above_both_log_starts(spec, data):
+    common, ta, tb, split = spec
+    a, b = log(*common, *ta), log(*common, *tb)
+    # one replica has deleted its batches below a log start inside the common prefix (or at its end)
+    start = data.draw(st.integers(0, split))
+    kept = a.select(a.col("last_offset") >= start)
+    ra, rb = replica(1, kept, log_start=start), replica(2, b)
+    if data.draw(st.booleans()):
+        ra, rb = rb, ra
+    d = compare(ra, rb)
+    expected = split if ta and tb else None
+    assert d.first_divergent_offset == expected
+    ends = (ra.log_end_offset, rb.log_end_offset)
+    if d.agreement:
+        # the spans tile the offsets from where the comparison starts to the highest log end without gaps
+        assert d.agreement[0].start == start and d.agreement[-1].end == max(ends)
+        assert all(x.end == y.start for x, y in zip(d.agreement, d.agreement[1:]))
+    else:
+        assert max(ends) <= start

@@ -98,7 +98,7 @@ def test_cli_json_carries_broker_ids_and_verdicts():
     r = CliRunner().invoke(main, ["replay", "--scenario", str(sdir), "--format", "json"])
     assert r.exit_code == 1
     doc = json.loads(r.stdout)
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 3
     (p,) = doc["partitions"]
     by = {x["broker_id"]: x for x in p["replicas"]}
     assert [v["code"] for v in by[1]["verdicts"]] == ["LOSS_COMMITTED"]
@@ -172,6 +172,8 @@ def test_replay_terminates_and_leaves_followers_as_prefixes_of_the_leader(draw, 
         results[v] = r
     for v in ("2.0.1", "2.8", "latest"):
         assert not [f for f in results[v].findings if f.code == "LOG_MATCHING_VIOLATED"], v
+    # no controller record, so no election is called unclean (the lack of committed records is named instead)
+    assert not any("UNCLEAN_ELECTION" in codes for r in results.values() for codes in r.verdict_codes().values())
     # the OffsetsForLeaderEpoch loop (2.0.1) and truncation on fetch (2.8+) reach the same logs
     assert results["2.0.1"].verdict_codes() == results["2.8"].verdict_codes() == results["latest"].verdict_codes()
 

@@ -263,3 +263,110 @@ def test_fetch_when_nothing_is_new_only_moves_the_high_watermark():
     f = state(replica(2, [(0, 4, 0)], hw=2, epochs=[(0, 0)]), LATEST)
     assert catch_up(f, lead, LATEST) == []
     assert (f.leo, f.hw, f.appended) == (5, 5, [])
+
+
+# ---------------------------------------------------------------- loops that do not end, stalls
+
+
+def with_cache(r: Replica, mode, entries) -> ReplicaState:
+    st = state(r, mode)
+    st.cache = type(st.cache)(entries, mode=mode)
+    return st
+
+
+@pytest.mark.parametrize("mode", [KAFKA_2_0_1, parse_kafka_version("2.6.0")])
+def test_before_kafka_10706_a_round_that_truncates_to_the_log_end_repeats_forever(mode):
+    # docs/replay-at-restart.md 4.4.2: a checkpoint whose offsets do not increase, loaded as stored
+    f = with_cache(replica(1, [(0, 0, 1), (1, 1, 3), (2, 2, 3)], hw=0), mode, [(1, 0), (5, 9), (3, 1)])
+    lead = with_cache(replica(2, [(0, 0, 1), (1, 1, 2), (2, 2, 2)], hw=0), mode, [(1, 0), (2, 1), (6, 3)])
+    d = truncate_follower(f, lead, mode)
+    assert not d.converged and d.stalled_at is None
+    assert d.repeating == [{"asked_epoch": 3, "leader_answer": [2, 3], "follower_answer": [1, 9],
+                            "truncate_to": 3, "complete": False}]
+    assert f.leo == 3 and f.removed == [] and f.appended == []  # it never gets to fetch
+
+
+# docs/replay-at-restart.md 4.4.2: a running follower (not restarted) that was briefly leader in epoch 4 and
+# wrote nothing in it; the leader in epoch 5 never had its epoch 2
+RUNNING = dict(follower=dict(spec=[(0, 0, 1), (1, 1, 1), (2, 2, 2)], hw=0, epochs=[(1, 0), (2, 2), (4, 3)]),
+               leader=dict(spec=[(0, 0, 1), (1, 1, 1), (2, 2, 3), (3, 3, 3)], hw=0, epochs=[(1, 0), (3, 2), (5, 4)]))
+
+
+def test_before_kafka_10706_the_unused_epoch_entry_repeats_the_same_round_forever():
+    f, lead = pair(KAFKA_2_0_1, **RUNNING)
+    d = truncate_follower(f, lead, KAFKA_2_0_1)
+    assert not d.converged
+    assert d.repeating == [{"asked_epoch": 4, "leader_answer": [3, 4], "follower_answer": [2, 3],
+                            "truncate_to": 3, "complete": False}]
+
+
+def test_with_kafka_10706_the_truncation_to_the_log_end_trims_the_entry_and_the_follower_converges():
+    mode = parse_kafka_version("2.6.1")
+    f, lead = pair(mode, **RUNNING)
+    d = truncate_follower(f, lead, mode)
+    assert d.converged and [r["asked_epoch"] for r in d.rounds] == [4, 2]
+    assert bases(f) == [0, 1, 2, 3] and f.log.col("partition_leader_epoch").tolist() == [1, 1, 3, 3]
+
+
+@pytest.mark.parametrize("mode", FETCH_MODES)
+def test_since_2_8_a_leader_whose_epochs_go_backwards_sends_the_follower_round_in_a_cycle(mode):
+    # docs/replay-at-restart.md 4.4.1: leader 0:5 1:5 2:3 with cache {5:0, 7:3}; an empty follower
+    lead = with_cache(replica(1, [(0, 0, 5), (1, 1, 5), (2, 2, 3)], hw=3), mode, [(5, 0), (7, 3)])
+    f = state(replica(2, [], hw=0), mode)
+    d = truncate_follower(f, lead, mode)
+    assert not d.converged
+    assert d.repeating == [
+        {"fetch_offset": 0, "last_fetched_epoch": None, "appended": [0, 2]},
+        {"fetch_offset": 3, "last_fetched_epoch": 3, "leader_answer": [3, 0], "follower_answer": [3, 3],
+         "truncate_to": 0},
+    ]
+
+
+def test_before_2_8_the_same_leader_is_simply_copied():
+    lead = with_cache(replica(1, [(0, 0, 5), (1, 1, 5), (2, 2, 3)], hw=3), KAFKA_2_0_1, [(5, 0), (7, 3)])
+    f = state(replica(2, [], hw=0), KAFKA_2_0_1)
+    d = truncate_follower(f, lead, KAFKA_2_0_1)
+    assert d.converged and f.leo == 3 and f.cache.entries == [(3, 2)]  # the append path drops 5:0 for 3:2
+
+
+@pytest.mark.parametrize("mode", [KAFKA_0_10, KAFKA_0_11, KAFKA_2_0_1, LATEST])
+def test_a_follower_stalls_before_the_leaders_first_damaged_batch(mode):
+    lead_r = replica(1, [(0, 0, 0), (1, 1, 0), (2, 2, 0), (3, 3, 0)], hw=4, epochs=[(0, 0)])
+    lead_r.log.col("crc_valid")[2] = 0
+    lead = state(lead_r, mode)
+    f = state(replica(2, [(0, 0, 0)], hw=1, epochs=[(0, 0)]), mode)
+    d = truncate_follower(f, lead, mode)
+    assert not d.converged and d.stalled_at == 2
+    assert bases(f) == [0, 1]  # it took what came before the damage, and no more
+
+
+def test_a_follower_stalls_where_the_leader_kept_unreadable_bytes():
+    lead = state(replica(1, [(0, 0, 0), (1, 1, 0), (3, 3, 0)], hw=4, epochs=[(0, 0)]), LATEST)
+    lead.read_fails_from = 2  # zeros where offset 2 was
+    f = state(replica(2, [], hw=0), LATEST)
+    d = truncate_follower(f, lead, LATEST)
+    assert not d.converged and d.stalled_at == 2 and bases(f) == [0, 1]
+
+
+def test_a_follower_already_past_the_damage_is_not_held_up_by_it():
+    lead_r = replica(1, [(0, 0, 0), (1, 1, 0), (2, 2, 0)], hw=3, epochs=[(0, 0)])
+    lead_r.log.col("crc_valid")[1] = 0
+    lead = state(lead_r, LATEST)
+    f = state(replica(2, [(0, 0, 0), (1, 1, 0), (2, 2, 0)], hw=3, epochs=[(0, 0)]), LATEST)
+    d = truncate_follower(f, lead, LATEST)
+    assert d.converged and d.stalled_at is None
+
+
+def test_after_an_append_the_next_fetch_names_the_epoch_of_the_last_appended_batch():
+    lead = state(replica(1, [(0, 0, 0), (1, 1, 2), (2, 2, 4)], hw=3, epochs=[(0, 0), (2, 1), (4, 2)]), LATEST)
+    f = state(replica(2, [(0, 0, 0)], hw=1, epochs=[(0, 0)]), LATEST)
+    d = truncate_follower(f, lead, LATEST)
+    assert [(r["fetch_offset"], r["last_fetched_epoch"]) for r in d.rounds] == [(1, 0), (3, 4)]
+    assert d.rounds[0]["appended"] == [1, 2] and d.converged
+
+
+def test_truncation_removes_kept_damage_and_its_read_failure():
+    st = state(replica(1, [(0, 0, 0), (1, 1, 0), (2, 2, 0)], hw=3, epochs=[(0, 0)]), LATEST)
+    st.read_fails_from = 2
+    st.truncate_to(2, "x")
+    assert st.read_fails_from is None

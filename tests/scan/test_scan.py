@@ -188,9 +188,17 @@ def test_fail_on_threshold_and_exit_codes():
     run = CliRunner().invoke
     assert run(main, ["scan", str(FIXTURES / "healthy")]).exit_code == 0
     assert run(main, ["scan", str(FIXTURES / "damaged")]).exit_code == 1
-    # damaged holds critical findings (committed records its recovery would cut); damaged-clean none
+    # damaged holds critical findings (committed records its recovery would cut); damaged-clean one (a
+    # leader-epoch-checkpoint Kafka cannot read: the log does not load); healthy none
     assert run(main, ["scan", str(FIXTURES / "damaged"), "--fail-on", "critical"]).exit_code == 1
-    assert run(main, ["scan", str(FIXTURES / "damaged-clean"), "--fail-on", "critical"]).exit_code == 0
+    r = run(main, ["scan", str(FIXTURES / "damaged-clean"), "--fail-on", "critical", "--format", "json"])
+    assert r.exit_code == 1
+    import json
+
+    doc = json.loads(r.stdout)
+    critical = {f["code"] for f in doc["findings"] if f["severity"] == "critical"}
+    assert critical == {"LOG_LOAD_FAILS"}
+    assert run(main, ["scan", str(FIXTURES / "healthy"), "--fail-on", "critical"]).exit_code == 0
     assert run(main, ["scan", str(FIXTURES / "damaged-clean"), "--fail-on", "high"]).exit_code == 1
     assert run(main, ["scan", str(FIXTURES / "damaged"), "--fail-on", "bogus"]).exit_code == 2
 
