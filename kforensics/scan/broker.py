@@ -205,7 +205,11 @@ def check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdenti
                            metadata: Any) -> None:
     """Check every replica's epochs against the controller's grants in the KRaft metadata log.
 
-    ``metadata`` is a built :class:`~kforensics.kraft.timeline.Timeline`, or
+    ``partitions`` are :class:`PartitionScan` objects, or anything with their
+    ``topic``, ``partition``, ``suffix``, ``topic_id``, ``epoch_cache_written``,
+    ``epochs_seen``, ``path`` and ``findings`` (the Spark driver passes rows of
+    the partitions table); each replica's findings are appended to its
+    ``findings``.  ``metadata`` is a built :class:`~kforensics.kraft.timeline.Timeline`, or
     what :func:`~kforensics.kraft.timeline.build_timeline` takes (its
     findings are then reported here too).
     """
@@ -225,7 +229,12 @@ def check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdenti
 
 
 def name_truncated_topics(partitions: list[PartitionScan], findings: FindingLog) -> None:
-    """``-delete``/``-stray`` dir names may hold a truncated topic; partition.metadata's topic id names it."""
+    """``-delete``/``-stray`` dir names may hold a truncated topic; partition.metadata's topic id names it.
+
+    ``partitions`` are one broker's :class:`PartitionScan` objects, or anything with their ``topic``,
+    ``suffix``, ``topic_id`` and ``path`` (the Spark driver passes rows of the partitions table); the
+    corrected name is set on ``topic``.
+    """
     names = {p.topic_id: p.topic for p in partitions if p.suffix is None and p.topic_id}
     for p in partitions:
         if p.suffix in ("delete", "stray") and p.topic_id in names and names[p.topic_id] != p.topic:

@@ -3,7 +3,7 @@
 Spark only distributes: the driver plans (lists snapshots, reads each log dir's
 root files), executors scan partition dirs with
 :func:`kforensics.scan.partition.scan_partition` and write the same tables as
-``kforensics scan --out``, and the replay runs
-:func:`kforensics.replay.engine.replay_partition` per (cluster, topic,
-partition) group.
+``kforensics scan --out``, and each (cluster, topic, partition) group is
+replayed by :func:`kforensics.replay.group.replay_group` with its cluster's
+KRaft timeline, as ``kforensics replay`` replays it.
 """

@@ -59,3 +59,13 @@ def resolve_snapshots(args: list[str], manifest: str | None = None) -> list[Snap
         out.append(Snapshot(spec, r.get("snapshot_id") or _id(spec, taken), _int(r.get("broker_id")),
                             r.get("snapshot_time") or None, r.get("cluster") or None))
     return out
+
+
+def parse_metadata(specs: list[str]) -> list[str | tuple[str, str]]:
+    """``--metadata`` values: ``PATH``, or ``(CLUSTER, PATH)`` for ``CLUSTER=PATH`` (a value that names an
+    existing path, or whose ``=`` comes after a URI scheme, is a path)."""
+    out: list[str | tuple[str, str]] = []
+    for spec in specs:
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)=(.+)", spec)
+        out.append(spec if m is None or os.path.exists(spec) else (m.group(1), m.group(2)))
+    return out

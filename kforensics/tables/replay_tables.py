@@ -1,24 +1,33 @@
-"""Replay results as table rows (verdicts, divergence), and replicas rebuilt from table rows (the Spark path)."""
+"""Replay results as table rows (verdicts, divergence, findings), and replicas rebuilt from table rows (the Spark
+path)."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..replay.engine import PartitionReplay
+from ..findings import Finding
 from ..recovery.plan import RecoveryPlan
+from ..replay.engine import PartitionReplay
 from ..replay.replica import COLUMNS, BatchLog, Replica
+from ..scan.model import BrokerIdentity, ScanReport
 from ..serialize import dumps
+from .scan_tables import findings_table
 from .schemas import table
 
-#: the ``batches`` columns the Spark replay reads, named as the table names them
-BATCH_COLUMNS = ["broker_id", "snapshot_id", "base_offset", "last_offset", "partition_leader_epoch", "crc",
-                 "crc_valid", "records_count", "size_in_bytes", "producer_id", "magic", "position"]
-PARTITION_COLUMNS = ["broker_id", "snapshot_id", "snapshot_time", "cluster", "topic", "partition",
-                     "high_watermark", "epoch_cache_written", "log_start_offset", "cleaner_offset", "suffix", "recovery"]
+#: the ``batches`` columns the Spark replay reads (``dir_name`` tells a live dir's batches from a ``-delete``,
+#: ``-future`` or ``-stray`` copy's; ``segment`` is the segment's file name)
+BATCH_COLUMNS = ["cluster", "topic", "partition", "broker_id", "snapshot_id", "dir_name", "segment", "base_offset",
+                 "last_offset", "partition_leader_epoch", "crc", "crc_valid", "records_count", "size_in_bytes",
+                 "producer_id", "magic", "position"]
+#: the ``partitions`` columns the Spark replay reads
+PARTITION_COLUMNS = ["cluster", "topic", "partition", "broker_id", "snapshot_id", "snapshot_time", "log_dir",
+                     "dir_name", "suffix", "topic_id", "high_watermark", "epoch_cache_written", "log_start_offset",
+                     "cleaner_offset", "recovery"]
 
 
 def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, str] | None = None) -> list[dict]:
@@ -34,7 +43,7 @@ def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, 
                 "offsets": json.dumps(v.offsets), "records": v.records, "bytes": v.bytes,
                 "producer_ids": v.producer_ids, "detail": v.detail,
                 "log_end_offset_before": out.log_end_offset_before, "log_end_offset_after": out.log_end_offset_after,
-                "reasoning": reasoning,
+                "reasoning": reasoning, "facts": dumps(v.facts),
             })
     return rows
 
@@ -53,18 +62,57 @@ def divergence_table(rows: list[dict]) -> pa.Table:
     return table("divergence", rows)
 
 
-def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> list[Replica]:
-    """One replica per broker (its latest snapshot when several), from the table rows of one partition."""
+def findings_rows_table(findings: list[Finding], context: dict[str, Any]) -> pa.Table:
+    """Findings as rows of the ``findings`` table, all with one snapshot context (the same rows ``scan`` writes)."""
+    return findings_table(ScanReport(BrokerIdentity(), [], list(findings), []), context)
+
+
+def replay_findings_table(rp: PartitionReplay, cluster: str | None) -> pa.Table:
+    """A replay's findings (log matching, committed data lost, kept damage, the controller's checks) as
+    ``findings`` rows of the cluster, each with the broker it is about (its ``broker_id`` fact).
+
+    They come from the replicas of several snapshots, so no snapshot is named: rows with a ``snapshot_id``
+    are the scan's findings about that snapshot, rows without one the cluster's (timeline and replay).
+    """
+    by_broker: dict[int | None, list[Finding]] = {}
+    for f in rp.findings:
+        bid = f.facts.get("broker_id")
+        by_broker.setdefault(bid if isinstance(bid, int) and not isinstance(bid, bool) else None, []).append(f)
+    parts = [findings_rows_table(fs, {"snapshot_id": None, "snapshot_time": None, "cluster": cluster,
+                                      "broker_id": bid}) for bid, fs in by_broker.items()]
+    return pa.concat_tables(parts) if parts else findings_rows_table([], {"cluster": cluster})
+
+
+def _none(v: Any) -> Any:
+    return None if v is None or (not isinstance(v, (str, list)) and pd.isna(v)) else v
+
+
+def replica_rows(partitions: pd.DataFrame) -> pd.DataFrame:
+    """The partition rows that become replicas: live dirs only, one per broker (its latest snapshot when
+    several).  A row without a broker id (no meta.properties, none given) is a replica of its own."""
     parts = partitions[partitions["suffix"].isna()] if "suffix" in partitions else partitions
     parts = parts.sort_values(["broker_id", "snapshot_time", "snapshot_id"], na_position="first")
-    parts = parts.drop_duplicates("broker_id", keep="last")
+    known = parts[parts["broker_id"].notna()].drop_duplicates("broker_id", keep="last")
+    return pd.concat([known, parts[parts["broker_id"].isna()]]) if parts["broker_id"].isna().any() else known
+
+
+def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> list[Replica]:
+    """One replica per broker from the ``batches`` and ``partitions`` rows of one partition (columns
+    :data:`BATCH_COLUMNS` and :data:`PARTITION_COLUMNS`): the same replica
+    :func:`kforensics.replay.inputs.load_replicas` builds from the disk.
+
+    Batches are matched to their partition row by snapshot and directory, so a ``-delete`` or ``-future``
+    copy's batches never mix into the live log.  A replica with no broker id gets a negative one (-1, -2, ...
+    in snapshot order); its snapshot id names it.
+    """
     replicas = []
-    for row in parts.itertuples(index=False):
-        b = batches[(batches["broker_id"] == row.broker_id) & (batches["snapshot_id"] == row.snapshot_id)]
+    unknown = 0
+    for row in replica_rows(partitions).itertuples(index=False):
+        b = batches[(batches["snapshot_id"] == row.snapshot_id) & (batches["dir_name"] == row.dir_name)]
         segments = sorted(set(b["segment"]), key=_segment_base) if len(b) else []
         if len(b):
             index = {name: i for i, name in enumerate(segments)}
-            b = b.assign(_seg=b["segment"].map(index)).sort_values(["_seg", "position"])
+            b = b.assign(_seg=b["segment"].map(index)).sort_values(["_seg", "position"], kind="stable")
             base, last = b["base_offset"].to_numpy(np.int64), b["last_offset"].to_numpy(np.int64)
             values = {
                 "base_offset": np.where(base >= 0, base, last), "last_offset": last,
@@ -74,20 +122,30 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
             cols = np.stack([values[c] if c in values else b[c].to_numpy(np.int64) for c in COLUMNS], axis=1)
         else:
             cols = BatchLog.empty().data
-        plan = None if row.recovery is None or pd.isna(row.recovery) else RecoveryPlan(**json.loads(row.recovery))
-        cache = None if row.epoch_cache_written is None or pd.isna(row.epoch_cache_written) else [
-            tuple(e) for e in json.loads(row.epoch_cache_written)]
+        recovery = _none(row.recovery)
+        plan = RecoveryPlan(**json.loads(recovery)) if recovery is not None else None
+        cache = _none(row.epoch_cache_written)
+        if _none(row.broker_id) is None:
+            unknown += 1
+            broker_id = -unknown
+        else:
+            broker_id = int(row.broker_id)
         replicas.append(Replica(
-            int(row.broker_id), BatchLog(cols),
-            log_start=0 if pd.isna(row.log_start_offset) else int(row.log_start_offset),
-            high_watermark=None if pd.isna(row.high_watermark) else int(row.high_watermark),
-            epoch_checkpoint=cache,
-            cleaner_offset=None if pd.isna(row.cleaner_offset) else int(row.cleaner_offset),
-            source=str(row.snapshot_id), segments=segments, recovery=plan,
+            broker_id, BatchLog(cols),
+            log_start=int(_none(row.log_start_offset) or 0),
+            high_watermark=None if _none(row.high_watermark) is None else int(row.high_watermark),
+            epoch_checkpoint=None if cache is None else [tuple(e) for e in json.loads(cache)],
+            cleaner_offset=None if _none(row.cleaner_offset) is None else int(row.cleaner_offset),
+            source=partition_path(row), segments=segments, recovery=plan,
             clean_shutdown=bool(plan.clean_shutdown) if plan is not None else False,
-            cluster_id=None if pd.isna(row.cluster) else row.cluster,
+            cluster_id=_none(row.cluster), topic_id=_none(row.topic_id),
         ))
     return replicas
+
+
+def partition_path(row: Any) -> str:
+    """The partition dir of a ``partitions`` row, as the scan names it (``PartitionScan.path``)."""
+    return f"{str(row.log_dir).rstrip('/')}/{row.dir_name}"
 
 
 def _segment_base(name: str) -> tuple[int, str]:

@@ -57,7 +57,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("leader_epoch", pa.int32()), ("committed_bound", pa.int64()), ("verdict", pa.string()),
         ("cause", pa.string()), ("offsets", pa.string()), ("records", pa.int64()), ("bytes", pa.int64()),
         ("producer_ids", pa.list_(pa.int64())), ("detail", pa.string()), ("log_end_offset_before", pa.int64()),
-        ("log_end_offset_after", pa.int64()), ("reasoning", pa.string()),
+        ("log_end_offset_after", pa.int64()), ("reasoning", pa.string()), ("facts", pa.string()),
     ]),
     "divergence": pa.schema([
         ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("broker_a", pa.int32()),
@@ -82,7 +82,8 @@ DESCRIPTIONS = {
     "findings": "every finding: code, severity, file, byte position or line, message, facts (JSON).",
     "files": "every file read, with its size and SHA-256 (chain of custody).",
     "checkpoints": "every entry of the log dirs' root offset checkpoints (HW, recovery point, log start, cleaner).",
-    "verdicts": "one row per replica and verdict of the replay.",
+    "verdicts": "one row per replica and verdict of the replay; `facts` holds the verdict's code-specific facts "
+                "(JSON), e.g. the repeating rounds of NOT_CONVERGING.",
     "divergence": "one row per pair of replicas: where they first differ, and an agreement map (JSON).",
 }
 
