@@ -92,6 +92,12 @@ _("BAD_CONTROL_KEY", HIGH, "a control record key shorter than 4 bytes or with a 
   "Kafka rejects the control record")
 _("BAD_CONTROL_VALUE", HIGH, "a control record value that does not decode for its type",
   "Kafka rejects the control record")
+_("RECORD_OFFSET_OUT_OF_BATCH", MEDIUM, "a record (or inner message) whose offset lies outside its batch's "
+  "offsets", "no writer produces it; consumers see a record at an offset the batch does not cover, and the leader's "
+  "validation refuses such a batch")
+_("RECORD_OFFSETS_NOT_INCREASING", MEDIUM, "records (or inner messages) of one batch whose offsets do not increase",
+  "no writer produces it (compaction keeps the order); the leader's validation refuses it, consumers see "
+  "duplicate or out-of-order offsets")
 
 # ----------------------------------------------------------------------------- indexes
 _ = _area("indexes (.index, .timeindex, .txnindex)")
@@ -165,6 +171,8 @@ _("PARTITION_METADATA_EXTRA_LINES", LOW, "lines after the topic id in partition.
 _("QUORUM_STATE_MALFORMED", MEDIUM, "quorum-state that is not a JSON object",
   "the controller fails to start its Raft client")
 _("QUORUM_STATE_BAD_VERSION", MEDIUM, "quorum-state with a data_version other than 0 or 1", "refused at startup")
+_("QUORUM_STATE_BAD_FIELD", MEDIUM, "a quorum-state field of its data_version that is missing or out of its range",
+  "the JSON converter refuses it: the controller fails to start its Raft client")
 _("CLEAN_SHUTDOWN_MALFORMED", LOW, "a .kafka_cleanshutdown marker that is not the expected JSON",
   "the broker treats the shutdown as unclean and recovers")
 _("SNAPSHOT_BAD_VERSION", MEDIUM, "a producer-state snapshot with a version other than 1",
@@ -185,6 +193,8 @@ _("UNREADABLE_DIR", HIGH, "a directory that cannot be listed", "the log dir goes
 # ----------------------------------------------------------------------------- log dirs
 _ = _area("log dirs")
 _("UNKNOWN_FILE", LOW, "a file or directory Kafka does not keep in a log dir", "ignored")
+_("OFFSET_NAME_OUT_OF_RANGE", HIGH, "a segment, index or snapshot file whose name's offset does not fit a long; "
+  "not read", "loading the log throws (Long.parseLong fails on the name): the log dir goes offline")
 _("LEFTOVER_FILE", LOW, "a .deleted, .cleaned, .swap, .tmp or .part file left by an interrupted operation",
   "deleted, or for .swap renamed into place, at startup")
 _("NO_META_PROPERTIES", LOW, "no meta.properties: the broker identity is unknown",
@@ -202,8 +212,14 @@ _("DUPLICATE_LOG_DIR", MEDIUM, "the same log dir given twice", "scanned once")
 _("TOPIC_NAME_FROM_TOPIC_ID", INFO, "a -delete/-stray directory name holds a truncated topic; the topic id names it",
   "nothing: the name is cosmetic")
 _("NO_LOG_DIR", HIGH, "no broker log dir found in a snapshot", "nothing to load")
-_("ARCHIVE_MEMBERS_IGNORED", MEDIUM, "archive members with absolute, escaping or link names, or duplicates",
+_("ARCHIVE_MEMBERS_IGNORED", MEDIUM, "archive members with absolute, escaping or link names (never followed)",
   "not applicable: archives are not Kafka's")
+_("ARCHIVE_DUPLICATE_MEMBER", MEDIUM, "several archive members with one name (or a file and a directory): one is "
+  "found by the name, every copy is hashed among the files", "not applicable: archives are not Kafka's")
+_("ARCHIVE_TRUNCATED", HIGH, "an archive that ends early: the members before the cut are read, the rest are missing",
+  "not applicable: the evidence is incomplete")
+_("ARCHIVE_DAMAGED", HIGH, "an archive (or a member's data in it) that cannot be read past a damaged point",
+  "not applicable: findings past that point in the member are the archive's damage, not the broker's")
 _("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not be read", "not applicable")
 _("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
   "not applicable: report it as a kforensics bug")
@@ -302,6 +318,48 @@ _("INTERNAL_RECORD_MISSING_KEY", MEDIUM, "an internal-topic record with a null k
   "the coordinator cannot load it; kafka-dump-log aborts with 'message had a missing key'")
 _("CONSUMER_PROTOCOL_UNDECODED", LOW, "a classic group member's subscription or assignment that is not the consumer "
   "protocol", "kept as raw bytes: the coordinator never parses them; kafka-dump-log prints them as base64")
+
+# ----------------------------------------------------------------------------- transactions
+_ = _area("transactions (markers, last stable offset, .txnindex, __transaction_state)")
+_("TXN_OPEN", INFO, "a transaction open at the log end: data batches of a producer with no marker after them",
+  "read_committed consumers stop at its first offset (the last stable offset) until the coordinator writes the "
+  "marker, or aborts it at its timeout")
+_("TXN_HANGING", HIGH, "an open transaction nobody will end: older than the maximum transaction timeout by the "
+  "partition's own clock, or one the coordinator (__transaction_state) no longer has for this partition",
+  "the last stable offset stays at its first offset: read_committed consumers stall and the cleaner stops there, "
+  "until it is aborted by hand (kafka-transactions.sh abort, KIP-664)")
+_("TXN_MARKER_LOST", HIGH, "a COMMIT or ABORT marker in a range the replay truncates or loses, while its "
+  "transaction's data survives on the new leader", "read_committed consumers saw the transaction end; on the new "
+  "leader it is open again and the coordinator, which completed it, never rewrites the marker: it hangs")
+_("TXN_PRODUCER_EPOCH_WENT_BACKWARDS", MEDIUM, "a transactional batch or marker with a producer epoch below one its "
+  "producer already wrote (a marker one epoch above its data is normal: transactions v2, or a fenced producer)",
+  "the leader refuses it (InvalidProducerEpochException); a follower appends it with a warning")
+_("TXN_COORDINATOR_EPOCH_WENT_BACKWARDS", MEDIUM, "a marker whose coordinator epoch is below an earlier marker's "
+  "for the same producer", "the leader refuses it (TransactionCoordinatorFencedException): a zombie coordinator")
+_("TXN_INDEX_MISSING_ABORT", HIGH, "an aborted transaction (ABORT marker after data) that the segment's .txnindex "
+  "does not list", "read_committed consumers receive the aborted records as if committed; rebuilt only when "
+  "the segment is recovered")
+_("TXN_INDEX_UNKNOWN_ABORT", MEDIUM, "a .txnindex entry with no ABORT marker at its last offset",
+  "read_committed consumers drop that producer's records in the range")
+_("TXN_INDEX_ENTRY_DIFFERS", LOW, "a .txnindex entry whose first offset or last stable offset differs from what "
+  "the log gives", "read_committed consumers skip a different range than the transaction's")
+_("TXN_COORDINATOR_DISAGREES", HIGH, "a marker whose outcome (COMMIT/ABORT) differs from the coordinator's decided "
+  "state for the same producer epoch", "this partition shows another outcome than the transaction's other "
+  "partitions: atomicity is broken")
+
+# ----------------------------------------------------------------------------- consumer groups
+_ = _area("consumer groups (committed offsets against the replayed log)")
+_("CONSUMED_RECORDS_LOST", HIGH, "records below a group's committed offset (so delivered to it) that no longer "
+  "exist on the new leader", "gone: the group processed records that the partition no longer holds")
+_("GROUP_OFFSET_OUT_OF_RANGE", HIGH, "a group's committed offset beyond the new leader's log end (or below its "
+  "start) that KIP-320 validation does not catch, or whose leader epoch the new leader cannot place",
+  "the consumer's fetch fails with OFFSET_OUT_OF_RANGE (or validation finds no end offset) and it resets per "
+  "auto.offset.reset (earliest: re-reads; latest: skips; none: OffsetOutOfRangeException)")
+_("GROUP_TRUNCATION_DETECTED", MEDIUM, "a group's committed offset carries a leader epoch whose end on the new "
+  "leader is below it (KIP-320)", "the consumer (2.3+, broker 2.3+) seeks back to that end offset and re-reads "
+  "from there (with auto.offset.reset=none: LogTruncationException)")
+_("GROUP_SKIPS_RECORDS", HIGH, "the new leader holds other records below a group's committed offset than those it "
+  "consumed", "the group never receives them: its fetch position is beyond them, and nothing tells it")
 
 # ----------------------------------------------------------------------------- replay (findings)
 _ = _area("replay")

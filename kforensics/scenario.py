@@ -15,6 +15,16 @@ Users reproduce a hypothesis as on-disk evidence and replay it:
 
 The snapshot is the brokers' disks at the moment replay starts; ``then``
 events are what happens next (see :mod:`kforensics.replay.engine`).
+
+Consumer groups and transactions: ``commit`` writes a group's offset commit
+into its ``__consumer_offsets-N`` partition, ``produce_txn``/``end_txn`` write
+transactional batches and their COMMIT/ABORT markers (transactions v1 or v2),
+``transaction_state`` the coordinator's record into ``__transaction_state-N``;
+``advance`` moves the producers' clock.  The internal partitions are written
+on every broker (or those named), replicated and flushed (HW = log end), in
+the broker's second log dir ``coordinators/broker-<id>/`` (JBOD), so that
+``Scenario.brokers`` (the first log dirs) keeps one partition to replay and
+``Scenario.log_dirs`` holds both; a crash or damage leaves them alone.
 """
 
 from __future__ import annotations
@@ -25,13 +35,35 @@ from pathlib import Path
 from typing import Any
 
 from .epoch.cache import LeaderEpochCache
+from .formats.control import encode_control_key, encode_end_txn_marker
 from .formats.record_batch import RecordData, build_batch
 from .log.writer import LogDirWriter, PartitionWriter, set_mtimes
+from .transactions.internal_log import coordinator_partition
 
 T0 = 1_700_000_000_000
 #: Kafka's default index.interval.bytes: appends add an offset-index entry only after this many bytes
 INDEX_INTERVAL_BYTES = 4096
 DAMAGE_KINDS = ("crc", "zero", "torn")
+@dataclass
+class _Internal:
+    """An internal topic partition (``__consumer_offsets-N``, ``__transaction_state-N``), the same on its brokers."""
+
+    topic: str
+    partition: int
+    brokers: list[int]
+    batches: list[bytes] = field(default_factory=list)
+
+    @property
+    def leo(self) -> int:
+        return len(self.batches)  # one record per batch
+
+
+@dataclass
+class _Txn:
+    """What the builder knows of a batch it wrote for a transactional producer (to write the .txnindex)."""
+
+    producer_id: int
+    marker: str | None = None  # None: data; COMMIT / ABORT
 
 
 @dataclass
@@ -101,6 +133,11 @@ class ScenarioBuilder:
         self.controller = controller  # write the controller's record (a KRaft metadata log) when it can be
         # the controller's record, in order: ("elect", leader, epoch, unclean) or ("isr", members)
         self.record: list[tuple] = []
+        self.internal: dict[tuple[str, int], _Internal] = {}
+        self.producers: dict[int, list[int]] = {}  # producer id -> [epoch, next sequence]
+        self._txn: dict[bytes, _Txn] = {}  # batch bytes -> what it is in a transaction
+        self.expected_impact: dict[str, list[dict[str, Any]]] = {}
+        self.expected_transactions: dict[str, Any] = {}
 
     @property
     def elections(self) -> list[tuple[int, int]]:
@@ -252,6 +289,144 @@ class ScenarioBuilder:
         b.batches = [x for x in b.batches if x[0] not in drop_offsets]
         return self
 
+    # ------------------------------------------------------------- consumer groups and transactions
+    def advance(self, ms: int) -> "ScenarioBuilder":
+        """The clock moves on ``ms`` milliseconds (record timestamps and commit times)."""
+        self._clock += ms
+        return self
+
+    def _internal(self, topic: str, key: str, brokers: list[int] | None) -> _Internal:
+        n = coordinator_partition(key)
+        part = self.internal.get((topic, n))
+        if part is None:
+            part = self.internal[(topic, n)] = _Internal(topic, n, sorted(brokers or self.brokers))
+        return part
+
+    def _append_internal(self, part: _Internal, key: bytes, value: bytes | None) -> None:
+        self._clock += 1
+        part.batches.append(build_batch([RecordData(part.leo, T0 + self._clock, key, value)],
+                                        partition_leader_epoch=0))
+
+    def commit(self, group: str, offset: int, *, leader_epoch: int | None = None, metadata: str = "",
+               topic: str | None = None, partition: int | None = None, brokers: list[int] | None = None
+               ) -> "ScenarioBuilder":
+        """Group ``group`` commits ``offset`` for the scenario's partition (or ``topic``/``partition``): an
+        ``OffsetCommitValue`` in ``__consumer_offsets-N``, N = abs(hash(group)) % 50.  With ``leader_epoch``
+        the value is v3 (brokers 2.1+, KIP-320), without it v1 (older brokers: no epoch, no validation)."""
+        from .formats.group_coordinator import encode
+
+        part = self._internal("__consumer_offsets", group, brokers)
+        key = {"group": group, "topic": topic or self.topic, "partition": self.partition if partition is None
+               else partition}
+        if leader_epoch is None:
+            value = {"offset": offset, "metadata": metadata, "commitTimestamp": T0 + self._clock + 1,
+                     "expireTimestamp": -1}
+            k, v = encode("OffsetCommitValue", 1, key, value)
+        else:
+            value = {"offset": offset, "leaderEpoch": leader_epoch, "metadata": metadata,
+                     "commitTimestamp": T0 + self._clock + 1}
+            k, v = encode("OffsetCommitValue", 3, key, value)
+        self._append_internal(part, k, v)
+        return self
+
+    def produce_txn(self, count: int = 1, *, producer_id: int, broker: int | None = None, tag: str = ""
+                    ) -> "ScenarioBuilder":
+        """Transactional producer ``producer_id`` appends ``count`` one-record batches (in its current epoch)."""
+        b = self.brokers[broker if broker is not None else self.leader]
+        self._appending(b)
+        state = self.producers.setdefault(producer_id, [0, 0])
+        for _ in range(count):
+            off = b.leo
+            self._clock += 1
+            value = f"{tag or self.name} offset {off} txn {producer_id}".encode()
+            data = build_batch([RecordData(off, T0 + self._clock, f"k{off}".encode(), value)],
+                               partition_leader_epoch=self.epoch, producer_id=producer_id, producer_epoch=state[0],
+                               base_sequence=state[1], transactional=True)
+            state[1] += 1
+            b.batches.append((off, off, self.epoch, data))
+            self._txn[data] = _Txn(producer_id)
+        return self
+
+    def end_txn(self, producer_id: int, *, commit: bool = True, transaction_version: int = 1,
+                coordinator_epoch: int = 0, broker: int | None = None) -> "ScenarioBuilder":
+        """The coordinator's COMMIT or ABORT marker for ``producer_id``'s transaction.  Under transactions v2
+        (KIP-890) the coordinator bumps the producer epoch first: the marker carries the data's epoch + 1, and
+        so does the producer's next transaction (``TransactionMetadata.prepareAbortOrCommit``)."""
+        b = self.brokers[broker if broker is not None else self.leader]
+        self._appending(b)
+        state = self.producers.setdefault(producer_id, [0, 0])
+        if transaction_version >= 2:
+            state[0] += 1
+            state[1] = 0
+        off = b.leo
+        self._clock += 1
+        kind = "COMMIT" if commit else "ABORT"
+        data = build_batch([RecordData(off, T0 + self._clock, encode_control_key(kind),
+                                       encode_end_txn_marker(coordinator_epoch))],
+                           partition_leader_epoch=self.epoch, producer_id=producer_id, producer_epoch=state[0],
+                           transactional=True, control=True)
+        b.batches.append((off, off, self.epoch, data))
+        self._txn[data] = _Txn(producer_id, kind)
+        return self
+
+    def transaction_state(self, transactional_id: str, *, producer_id: int, producer_epoch: int, state: str,
+                          partitions: list[tuple[str, int]] = (), timeout_ms: int = 60000,
+                          start_timestamp: int | None = None, transaction_version: int = 1,
+                          brokers: list[int] | None = None) -> "ScenarioBuilder":
+        """The transaction coordinator's record of ``transactional_id`` in ``__transaction_state-N``
+        (``TransactionLogValue`` v0, or v1 with ``clientTransactionVersion`` 2 under transactions v2)."""
+        from .formats.transaction_log import TRANSACTION_STATES, encode
+
+        status = {v: k for k, v in TRANSACTION_STATES.items()}[state]
+        part = self._internal("__transaction_state", transactional_id, brokers)
+        by_topic: dict[str, list[int]] = {}
+        for t, n in partitions:
+            by_topic.setdefault(t, []).append(n)
+        value = {"producerId": producer_id, "producerEpoch": producer_epoch, "transactionTimeoutMs": timeout_ms,
+                 "transactionStatus": status,
+                 "transactionPartitions": [{"topic": t, "partitionIds": ns} for t, ns in by_topic.items()],
+                 "transactionLastUpdateTimestampMs": T0 + self._clock + 1,
+                 "transactionStartTimestampMs": start_timestamp if start_timestamp is not None else -1}
+        if transaction_version >= 2:
+            value["clientTransactionVersion"] = 2
+        k, v = encode("TransactionLogValue", 1 if transaction_version >= 2 else 0,
+                      {"transactionalId": transactional_id}, value)
+        self._append_internal(part, k, v)
+        return self
+
+    def _txn_index(self, b: _Broker) -> list[dict[str, int]]:
+        """The .txnindex entries Kafka writes for this broker's log: one per ABORT of a non-empty transaction,
+        ``(producer id, first offset, marker offset, last stable offset)``, the last stable offset being the
+        first offset of the earliest other open transaction, else the marker's offset + 1
+        (``ProducerAppendInfo.appendEndTxnMarker``, ``ProducerStateManager.lastStableOffset``,
+        ``LogSegment.updateTxnIndex``)."""
+        ongoing: dict[int, int] = {}
+        entries = []
+        for base, _last, _epoch, data in b.batches:
+            t = self._txn.get(data)
+            if t is None:
+                continue
+            if t.marker is None:
+                ongoing.setdefault(t.producer_id, base)
+                continue
+            first = ongoing.pop(t.producer_id, None)
+            if t.marker == "ABORT" and first is not None:
+                lso = min(ongoing.values(), default=base + 1)
+                entries.append({"producer_id": t.producer_id, "first_offset": first, "last_offset": base,
+                                "last_stable_offset": lso})
+        return entries
+
+    def expect_impact(self, kafka_version: str, rows: list[dict[str, Any]]) -> "ScenarioBuilder":
+        """The consumer impact expected after the replay with ``kafka_version``'s rules (derived by hand)."""
+        self.expected_impact[kafka_version] = rows
+        return self
+
+    def expect_transactions(self, partition: str, expected: dict[str, Any]) -> "ScenarioBuilder":
+        """The transactions expected on a partition: ``"<topic>-<n>@broker-<id>"`` (one replica's log as written)
+        or ``"<topic>-<n>@after-replay@<version>"`` (the new leader's after the replay, with the reopened ones)."""
+        self.expected_transactions[partition] = expected
+        return self
+
     # ------------------------------------------------------------- after the snapshot
     def then(self, op: str, **kw) -> "ScenarioBuilder":
         """An event after the snapshot.  An ``elect`` is also in the controller's record; ``unclean=True``
@@ -346,6 +521,13 @@ class ScenarioBuilder:
             if cleaner_offsets and b.broker_id in cleaner_offsets:
                 lw.cleaner_offsets[key] = cleaner_offsets[b.broker_id]
             lw.write()
+            self._write_internal(b, root)
+            entries = self._txn_index(b)
+            if entries:
+                from .formats.txn_index import encode as encode_txn_index
+
+                (root / f"broker-{b.broker_id}" / pw.dir_name / "00000000000000000000.txnindex").write_bytes(
+                    encode_txn_index(entries))
             if b.checkpoint_bytes is not None:
                 (root / f"broker-{b.broker_id}" / pw.dir_name / "leader-epoch-checkpoint").write_bytes(
                     b.checkpoint_bytes)
@@ -362,10 +544,30 @@ class ScenarioBuilder:
             doc["sources"] = self.citations
         if self.derivation:
             doc["derivation"] = self.derivation
+        if self.expected_impact:
+            doc["expected_impact"] = self.expected_impact
+        if self.expected_transactions:
+            doc["expected_transactions"] = self.expected_transactions
         (root / "scenario.json").write_text(json.dumps(doc, indent=1) + "\n")
         self._write_metadata_log(root)
         set_mtimes(root)
         return root
+
+    def _write_internal(self, b: _Broker, root: Path) -> None:
+        """The broker's internal partitions, in its second log dir ``coordinators/broker-<id>/`` (JBOD: a
+        ``log.dirs`` entry of the same broker, with its own meta.properties and checkpoints)."""
+        parts = [p for _, p in sorted(self.internal.items()) if b.broker_id in p.brokers]
+        if not parts:
+            return
+        lw = LogDirWriter(root / "coordinators" / f"broker-{b.broker_id}", node_id=b.broker_id,
+                          cluster_id=f"scenario-{self.name}", clean_shutdown=b.clean_shutdown)
+        for part in parts:
+            pw = lw.partition(part.topic, part.partition, index_interval_bytes=INDEX_INTERVAL_BYTES)
+            for data in part.batches:
+                pw.append(data)
+            lw.high_watermarks[(part.topic, part.partition)] = part.leo
+            lw.recovery_points[(part.topic, part.partition)] = part.leo
+        lw.write()
 
     @staticmethod
     def _damage_disk(b: _Broker, log: Path) -> None:
@@ -400,6 +602,8 @@ class Scenario:
     brokers: dict[int, list[Path]]
     metadata: list[Path]
     doc: dict[str, Any] = field(default_factory=dict)  # everything scenario.json says (derivations, citations)
+    # every log dir of each broker: ``brokers``' plus the second one holding internal partitions, when written
+    log_dirs: dict[int, list[Path]] = field(default_factory=dict)
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -409,6 +613,10 @@ def load_scenario(path: str | Path) -> Scenario:
     brokers = {int(d.name.split("-", 1)[1]): [d] for d in sorted(root.glob("broker-*")) if d.is_dir()}
     meta = root / "controller" / "__cluster_metadata-0"
     expected = {v: {int(k): codes for k, codes in exp.items()} for v, exp in doc.get("expected", {}).items()}
+    log_dirs = {b: list(dirs) for b, dirs in brokers.items()}
+    for d in sorted((root / "coordinators").glob("broker-*")):
+        if d.is_dir():
+            log_dirs.setdefault(int(d.name.split("-", 1)[1]), []).append(d)
     return Scenario(doc.get("name", root.name), doc.get("description", ""), doc.get("topic", "orders"),
                     doc.get("partition", 0), doc.get("events", []), expected, brokers,
-                    [meta] if meta.exists() else [], doc)
+                    [meta] if meta.exists() else [], doc, log_dirs)

@@ -43,7 +43,9 @@ class _LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def main(self, *args, **kwargs):
-        debug = "--debug" in sys.argv[1:] or bool(os.environ.get("KFORENSICS_DEBUG"))
+        argv = kwargs.get("args", args[0] if args else None)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        debug = "--debug" in argv or bool(os.environ.get("KFORENSICS_DEBUG"))
         try:
             return super().main(*args, standalone_mode=False, **kwargs)
         except click.exceptions.Exit as e:
@@ -51,21 +53,41 @@ class _LazyGroup(click.Group):
         except click.ClickException as e:
             e.show()
             sys.exit(EXIT_ERROR)
-        except click.exceptions.Abort:
+        except click.exceptions.Abort as e:
+            if isinstance(e.__cause__, EOFError):
+                # click turns an EOFError into Abort (it takes it for end of input at a prompt); no command
+                # prompts, so it escaped from the code: an internal error, not the user's
+                _internal(e.__cause__, debug)
+            _say("aborted")
             sys.exit(EXIT_ERROR)
         except BrokenPipeError:
             # the reader went away (| head): not an error of ours
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_CLEAN)
         except OSError as e:
-            click.echo(f"kforensics: {e}", err=True)
+            _say(str(e))
             sys.exit(EXIT_ERROR)
         except Exception as e:  # noqa: BLE001 - an internal error: one line, the traceback only on request
-            if debug:
-                raise
-            click.echo(f"kforensics: internal error: {type(e).__name__}: {e} (run with --debug for the traceback)",
-                       err=True)
-            sys.exit(EXIT_INTERNAL)
+            _internal(e, debug)
+
+
+def _say(message: str) -> None:
+    """One line on stderr, escaped: messages may quote the evidence (file names, ids)."""
+    from .common import printable
+
+    click.echo(f"kforensics: {printable(message)}", err=True)
+
+
+def _internal(e: BaseException, debug: bool):
+    """Exit 3 for an internal error: one line, or the traceback and that line with ``--debug``."""
+    if debug:
+        import traceback
+
+        traceback.print_exception(e, file=sys.stderr)
+        _say(f"internal error: {type(e).__name__}: {e}")
+    else:
+        _say(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+    sys.exit(EXIT_INTERNAL)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

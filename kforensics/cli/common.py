@@ -15,7 +15,8 @@ SEVERITIES = [str(s) for s in Severity]
 
 
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: control and other non-printing characters become escapes."""
+    """``text`` safe for a terminal: control and other non-printing characters become escapes (an undecodable
+    byte of a file name, held as a surrogate, becomes ``\\xNN``)."""
     if text.isprintable():
         return text
     out = []
@@ -28,6 +29,8 @@ def printable(text: str) -> str:
             out.append("\\n")
         elif ch == "\r":
             out.append("\\r")
+        elif 0xDC80 <= ord(ch) <= 0xDCFF:
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")  # an undecodable byte of a file name, as JSON and Parquet show it
         else:
             cp = ord(ch)
             out.append(f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}")
@@ -88,6 +91,14 @@ def exit_for(findings: Iterable[Finding], threshold: Severity) -> int:
 def echo_findings(findings: Iterable[Finding]) -> None:
     for f in findings:
         click.echo(finding_line(f), err=True)
+
+
+def raised_in(e: BaseException, *modules: str) -> bool:
+    """Whether ``e`` was raised by code of one of ``modules`` itself (not by something they called)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_globals.get("__name__") in modules
 
 
 def stdout_is_terminal() -> bool:

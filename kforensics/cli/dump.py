@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import click
 
-from ..findings import Finding, Severity
+from ..checks.files import out_of_range_name
+from ..findings import Finding, Severity, finding
 from ..log.file_kinds import classify_name
+from ..log.partition import MAX_EPOCH, MAX_OFFSET
 from . import EXIT_CLEAN, EXIT_FINDINGS
 from .common import echo_findings, printable
+from .json_out import dumps
 
 
 @click.command()
@@ -49,19 +51,35 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
     out = sys.stdout
     for path in files:
         kind = classify_name(path)
-        if kind.is_batches:
-            findings += _dump_batches(path, opts, fmt, skip_record_metadata, out)
-        else:
-            findings += _dump_other(path, fmt, verify_index_only, index_sanity_check, out)
+        if (kind.base_offset or 0) > MAX_OFFSET or (kind.epoch or 0) > MAX_EPOCH:
+            # Kafka (and kafka-dump-log) cannot parse the name: the offsets it gives every entry are meaningless
+            findings.append(out_of_range_name(path, kind))
+            continue
+        try:
+            if kind.is_batches:
+                findings += _dump_batches(path, opts, fmt, skip_record_metadata, out)
+            else:
+                findings += _dump_other(path, fmt, verify_index_only, index_sanity_check, out)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            # the file could not be read (a FIFO, a vanished file, an I/O error): a finding, and the next file
+            findings.append(_unreadable(path, e))
     if fmt == "json":
         from ..serialize import to_jsonable
 
         for f in findings:
-            out.write(json.dumps({"kind": "finding", **to_jsonable(f)}, ensure_ascii=False) + "\n")
+            out.write(dumps({"kind": "finding", **to_jsonable(f)}) + "\n")
     else:
         echo_findings(findings)
     out.flush()
     sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
+
+
+def _unreadable(path: str, e: OSError) -> Finding:
+    if e.__class__.__name__ == "NotRegularFile":
+        return finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=path)
+    return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=path)
 
 
 def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) -> list[Finding]:
@@ -88,7 +106,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             else:
                 out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata) + "\n")
         elif isinstance(ev, BatchEvent):
-            out.write(json.dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry)}, ensure_ascii=False) + "\n")
+            out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry)}) + "\n")
         else:
             rec = to_jsonable(ev.record)
             if not opts.print_data:
@@ -97,7 +115,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             obj = {"kind": "record", "file": path, "batch_position": ev.entry.position, **rec}
             if ev.metadata is not None:
                 obj["metadata"] = ev.metadata
-            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            out.write(dumps(obj) + "\n")
     if fmt == "text":
         if result.non_consecutive:
             click.echo(f"Non-consecutive offsets in {printable(os.path.abspath(path))}", err=True)
@@ -111,7 +129,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
                       + (f" (from byte {result.kafka_valid_bytes}; Kafka's reader stops there, valid batches "
                          "follow)" if recovered else "") + "\n")
     else:
-        out.write(json.dumps({"kind": "summary", "file": path, "size": result.size, "batches": result.batches,
+        out.write(dumps({"kind": "summary", "file": path, "size": result.size, "batches": result.batches,
                               "kafka_valid_bytes": result.kafka_valid_bytes,
                               "trailing_invalid_bytes": result.trailing_invalid_bytes,
                               "non_consecutive": [list(p) for p in result.non_consecutive[:1000]]}) + "\n")
@@ -143,5 +161,5 @@ def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Fi
         from .dump_text import file_objects
 
         for obj in file_objects(d, verify, sanity):
-            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            out.write(dumps(obj) + "\n")
     return d.findings

@@ -14,4 +14,6 @@ def refuse_output_in_evidence(output: Any, inputs: Iterable[Any]) -> None:
     try:
         _refuse(output, inputs)
     except OutputRefused as e:
-        raise click.BadParameter(str(e), param_hint="--out") from None
+        from .common import printable
+
+        raise click.BadParameter(printable(str(e)), param_hint="--out") from None

@@ -7,6 +7,7 @@ import sys
 import click
 
 from . import EXIT_CLEAN, EXIT_FINDINGS
+from .common import printable, raised_in
 from .scan import _kafka_version
 
 #: verdicts that make replay exit 1
@@ -70,11 +71,18 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         if not log_dirs:
             raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
         brokers = list(log_dirs)
+    from ..scan.broker import InputError
+
     try:
         report = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
                             what_if=what_if, events=events, digests=digests, metadata=metadata)
     except ValueError as e:
-        raise click.UsageError(str(e)) from None
+        # only replay_all's own checks of the arguments are usage errors; a ValueError from deeper down is a bug
+        # (or hostile evidence a decoder let through): exit 3, never "usage"
+        if not (isinstance(e, InputError) or raised_in(e, "kforensics.replay.report")):
+            raise
+        raise click.UsageError(printable(str(e))) from None
+    report.findings += _archive_findings(brokers, metadata)
     if fmt == "json":
         from .json_out import write_document
 
@@ -83,3 +91,20 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         render_replay_text(report, sys.stdout, digests=digests)
     hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts)
     sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)
+
+
+def _archive_findings(brokers, metadata) -> list:
+    """What the archives among the inputs hold besides log dirs (truncation, damage, duplicate or ignored members):
+    replay reads the log dirs in them and would otherwise say nothing of what an archive lost."""
+    from ..log.sources import ARCHIVE_SUFFIXES, TarArchive
+
+    specs = [d for ds in (brokers.values() if isinstance(brokers, dict) else [brokers]) for d in
+             (ds if isinstance(ds, (list, tuple)) else [ds])] + list(metadata)
+    out = []
+    for spec in dict.fromkeys(str(x) for x in specs):
+        if spec.endswith(ARCHIVE_SUFFIXES) and "://" not in spec:
+            try:
+                out += TarArchive(spec).findings()
+            except OSError:
+                pass  # replay_all has read it already: an archive that cannot be opened stopped it there
+    return out

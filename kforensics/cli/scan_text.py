@@ -32,12 +32,12 @@ def resolve_log_dirs(paths: tuple[str, ...]) -> list[Any]:
 
     A directory holding log dirs of several brokers is a usage error naming them.
     """
-    from ..scan.broker import resolve_log_dirs as resolve
+    from ..scan.broker import InputError, resolve_log_dirs as resolve
 
     try:
         return resolve(list(paths))
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="LOG_DIRS") from None
+    except InputError as e:  # any other error is the tool's: exit 3
+        raise click.BadParameter(printable(str(e)), param_hint="LOG_DIRS") from None
 
 
 def _s(v: Any) -> str:

@@ -65,25 +65,30 @@ def timeline(paths, fmt, topic, partition):
     from ..log.sources import resolve
 
     try:
-        tl = build_timeline([resolve(p) for p in paths])
+        roots = [resolve(p) for p in paths]
+        tl = build_timeline(roots)
     except OSError as e:
-        click.echo(f"kforensics timeline: {e}", err=True)
+        click.echo(f"kforensics timeline: {printable(str(e))}", err=True)
         sys.exit(EXIT_ERROR)
+    archives = {id(a): a for a in (getattr(r, "archive", None) for r in roots) if a is not None}
+    for a in archives.values():  # what the archives themselves hold: truncation, damage, copies
+        tl.findings += a.findings()
     if not tl.sources:
-        click.echo("kforensics timeline: no KRaft metadata log or snapshot in " + ", ".join(paths), err=True)
+        echo_findings(tl.findings)  # an archive may say why (cut before its metadata log)
+        click.echo("kforensics timeline: no KRaft metadata log or snapshot in "
+                   + ", ".join(printable(p) for p in paths), err=True)
         sys.exit(EXIT_ERROR)
     chosen = [(k, es) for k, es in sorted(tl.partitions.items())
               if (topic is None or k[0] == topic) and (partition is None or k[1] == partition)]
     if topic is not None and not chosen:
         raise click.BadParameter(f"no partition of topic {topic!r} in the metadata log", param_hint="--topic")
     if fmt == "json":
-        from .json_out import document
-        import json
+        from .json_out import document, dumps
 
         doc = document("timeline", tl)
         keep = {k for k, _ in chosen}
         doc["partitions"] = [p for p in doc["partitions"] if (p["topic"], p["partition"]) in keep]
-        click.echo(json.dumps(doc, ensure_ascii=False))
+        click.echo(dumps(doc))
     else:
         removed = {(v["name"], v["offset"]) for v in tl.removed_topics.values()}
         for (t, p), es in chosen:

@@ -13,10 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..checks.offsets import OffsetCheck, check_attributes
 from ..findings import DecodeError, Finding, FindingLog
+from ..log.batch_table import COL, BatchTable
 from ..log.file_kinds import METADATA_TOPIC, FileKind, classify_name, parse_partition_dir_name
 from ..log.records import BatchEntry, EntryRecords, Record, batch_entry
-from ..log.segment_reader import SegmentReader
+from ..log.segment_reader import Batch, SegmentReader
+
+#: non-consecutive offset pairs kept (kafka-dump-log's report); the rest are counted
+MAX_NON_CONSECUTIVE = 1000
 
 
 @dataclass
@@ -52,6 +57,7 @@ class SegmentDump:
     kafka_valid_bytes: int = 0
     trailing_invalid_bytes: int = 0  # bytes after the point Kafka's reader stops
     non_consecutive: list[tuple[int, int]] = field(default_factory=list)  # (last offset, next first offset)
+    non_consecutive_count: int = 0  # all of them (the list keeps the first MAX_NON_CONSECUTIVE)
     findings: list[Finding] = field(default_factory=list)
 
 
@@ -76,31 +82,24 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
     log = FindingLog()
     reader = SegmentReader(path)
     prev_last: int | None = None
+    # the header fields every entry is checked for as it is read (the same rules as scan's): offsets out of range,
+    # codecs that do not exist; the order of batches is kafka-dump-log's non-consecutive report below
+    ranges = OffsetCheck(lambda f: log.add(f) if f.code == "OFFSET_OUT_OF_RANGE" else None, None)
     try:
-        for b in reader.batches():
-            if opts.max_bytes is not None and b.position + b.size_in_bytes > opts.max_bytes:
+        for table in reader.tables():
+            stop = False
+            if opts.max_bytes is not None:  # kafka-dump-log --max-bytes: the entries within the first N bytes
+                within = table["position"] + table["size_in_bytes"] <= opts.max_bytes
+                stop = not within.all()
+                table = BatchTable(table.data[within])
+            ranges.feed(table, label)
+            check_attributes(table, label, log.add)
+            for row in table.data.tolist():
+                b = Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
+                yield from _entry_events(b, opts, deep, meta, label, log, result, prev_last)
+                prev_last = b.last_offset
+            if stop:
                 break
-            entry = batch_entry(b)
-            result.batches += 1
-            first = entry.base_offset if entry.base_offset is not None else entry.last_offset
-            if deep and b.magic < 2 and b.raw is not None and entry.base_offset is None:
-                first, count = EntryRecords(b).summary()
-                entry.base_offset, entry.record_count = first, count
-                first = first if first is not None else entry.last_offset
-            if prev_last is not None and first != prev_last + 1:
-                result.non_consecutive.append((prev_last, first))
-            prev_last = entry.last_offset
-            yield BatchEvent(entry, label)
-            if not deep:
-                continue
-            records = EntryRecords(b, with_data=opts.print_data or meta, file=label)
-            for r in records:
-                md = _metadata(r, b.position, label, log) if meta and r.control is None else None
-                if meta and not opts.print_data:
-                    r.key = r.value = None
-                yield RecordEvent(entry, r, label, md)
-            if records.error is not None:
-                log.add(records.error)
     finally:
         s = reader.summary
         result.size = s.size
@@ -108,6 +107,32 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         result.trailing_invalid_bytes = s.size - s.kafka_valid_bytes
         log.extend(s.findings)
         result.findings = log.findings()
+
+
+def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, label: str,
+                  log: FindingLog, result: SegmentDump, prev_last: int | None) -> Iterator[BatchEvent | RecordEvent]:
+    """One entry's batch event and, when deep, its record events (records decoded one at a time)."""
+    entry = batch_entry(b)
+    result.batches += 1
+    first = entry.base_offset if entry.base_offset is not None else entry.last_offset
+    if deep and b.magic < 2 and b.raw is not None and entry.base_offset is None:
+        first, count = EntryRecords(b).summary()
+        entry.base_offset, entry.record_count = first, count
+        first = first if first is not None else entry.last_offset
+    if prev_last is not None and first != prev_last + 1:
+        result.non_consecutive_count += 1
+        if len(result.non_consecutive) < MAX_NON_CONSECUTIVE:
+            result.non_consecutive.append((prev_last, first))
+    yield BatchEvent(entry, label)
+    if not deep:
+        return
+    records = EntryRecords(b, with_data=opts.print_data or meta, file=label)
+    for r in records:
+        md = _metadata(r, b.position, label, log) if meta and r.control is None else None
+        if meta and not opts.print_data:
+            r.key = r.value = None
+        yield RecordEvent(entry, r, label, md)
+    log.extend(records.findings)
 
 
 def _metadata(r: Record, position: int, file: str, log: FindingLog) -> dict[str, Any] | None:

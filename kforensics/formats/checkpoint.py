@@ -24,6 +24,7 @@ from ..findings import Finding, FindingLog, Severity, finding
 from .java_text import INT32, INT64, parse_int
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_TEXT = 200  # characters of a bad line kept in a finding
 _JAVA_SPACE = re.compile(r"[ \t\n\x0b\f\r]+")
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
@@ -43,6 +44,10 @@ class EpochEntry:
 
     epoch: int
     start_offset: int
+
+
+#: fields on an entry line
+_WIDTH = {OffsetEntry: len(fields(OffsetEntry)), EpochEntry: len(fields(EpochEntry))}
 
 
 @dataclass(frozen=True)
@@ -138,9 +143,14 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
     cp = Checkpoint(kind)
 
     log = FindingLog()  # a file of a million junk lines yields a hundred findings and a count
+    built: dict[str, tuple[Finding, int]] = {}
 
     def report(code: str, message: str, line: int | None, severity: Severity | None = spec.severity, **facts) -> None:
-        log.add(finding(code, message, severity=severity, line=line, **facts))
+        f, n = built.get(code, (None, 0))
+        if f is None or n < log.per_code:
+            f = finding(code, message, severity=severity, line=line, **facts)
+        built[code] = (f, n + 1)
+        log.add(f)  # past the cap only counted: the finding is not built again
 
     lines, not_utf8 = _lines(data)
     for no in sorted(not_utf8):
@@ -150,7 +160,7 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
         return cp  # Kafka reads an empty file as no entries
     cp.version = parse_int(lines[0], INT32)
     if cp.version is None:
-        report("CHECKPOINT_BAD_VERSION", f"version line {lines[0]!r} is not a number", 1, text=lines[0])
+        report("CHECKPOINT_BAD_VERSION", f"version line {lines[0][:_TEXT]!r:.80} is not a number", 1, text=lines[0][:_TEXT])
     elif cp.version != spec.version:
         report("CHECKPOINT_BAD_VERSION", f"version {cp.version}, expected {spec.version}", 1, version=cp.version)
     if len(lines) < 2:
@@ -158,7 +168,7 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
         return cp  # Kafka stops after the version line too
     cp.declared_count = parse_int(lines[1], INT32)
     if cp.declared_count is None or cp.declared_count < 0:
-        report("CHECKPOINT_BAD_COUNT", f"count line {lines[1]!r} is not a count", 2, text=lines[1])
+        report("CHECKPOINT_BAD_COUNT", f"count line {lines[1][:_TEXT]!r:.80} is not a count", 2, text=lines[1][:_TEXT])
         cp.declared_count = None
     body = lines[2:]
     for no, line in enumerate(body, start=3):
@@ -177,27 +187,28 @@ def _entry(spec: CheckpointKind, line: str, no: int, report, check_name: bool) -
     tokens = _JAVA_SPACE.split(line)
     while tokens and tokens[-1] == "":
         tokens.pop()  # Java's split drops trailing empty strings, but keeps a leading one
-    width = len(fields(spec.entry_type))
+    width = _WIDTH[spec.entry_type]
     if len(tokens) != width:
-        report("CHECKPOINT_MALFORMED_LINE", f"line {no}: {len(tokens)} fields, expected {width}: {line!r}", no,
-               text=line)
+        report("CHECKPOINT_MALFORMED_LINE", f"line {no}: {len(tokens)} fields, expected {width}: {line[:_TEXT]!r:.80}", no,
+               text=line[:_TEXT])
         return None
     if spec.entry_type is EpochEntry:
         values = (parse_int(tokens[0], INT32), parse_int(tokens[1], INT64))
     else:
         values = (tokens[0], parse_int(tokens[1], INT32), parse_int(tokens[2], INT64))
     if None in values:
-        report("CHECKPOINT_MALFORMED_LINE", f"line {no}: a field is not a number in range: {line!r}", no, text=line)
+        report("CHECKPOINT_MALFORMED_LINE", f"line {no}: a field is not a number in range: {line[:_TEXT]!r:.80}", no,
+               text=line[:_TEXT])
         return None
     entry = spec.entry_type(*values)
     numbers = [v for v in values if isinstance(v, int)]
     if any(v < 0 for v in numbers):
         # the epoch cache refuses a negative epoch or offset; offset checkpoints just carry an impossible value
         severity = spec.severity if spec.entry_type is EpochEntry else Severity.LOW
-        report("CHECKPOINT_NEGATIVE", f"line {no}: negative value in {line!r}", no, severity, **_fields(entry))
+        report("CHECKPOINT_NEGATIVE", f"line {no}: negative value in {line[:_TEXT]!r:.80}", no, severity, **_fields(entry))
     if check_name and isinstance(entry, OffsetEntry) and not _LEGAL_TOPIC.fullmatch(entry.topic):
-        report("CHECKPOINT_BAD_TOPIC_NAME", f"line {no}: {entry.topic!r} is not a legal topic name", no,
-               None, topic=entry.topic)
+        report("CHECKPOINT_BAD_TOPIC_NAME", f"line {no}: {entry.topic[:_TEXT]!r:.80} is not a legal topic name", no,
+               None, topic=entry.topic[:_TEXT])
     return entry
 
 

@@ -10,7 +10,9 @@
 * zstd: a standard frame written by a streaming compressor (no content size).
 
 Every decoder stops once the output would pass ``max_output``, so a
-decompression bomb costs at most that much memory.
+decompression bomb costs at most that much memory, and the output is built
+once, in place (a ``bytearray``, never copied whole at the end): a payload
+near the cap is held once, not twice.
 """
 
 from __future__ import annotations
@@ -33,14 +35,15 @@ XERIAL_HEADER = XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 XERIAL_BLOCK = 32 * 1024
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _PIECE = 1 << 16
+_OUT_PIECE = 1 << 20
 
 
 def _bomb(limit: int) -> DecodeError:
     return DecodeError("DECOMPRESSION_BOMB", f"decompressed size exceeds the limit of {limit} bytes", None, limit=limit)
 
 
-def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
-    """Decompress one batch payload (v2 records section or legacy wrapper value)."""
+def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes | bytearray:
+    """Decompress one batch payload (v2 records section or legacy wrapper value); bytes-like, held once."""
     data = bytes(data)
     if codec_id == 0:
         return data
@@ -65,23 +68,38 @@ def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes:
         ) from None
 
 
-def _gunzip(data: bytes, limit: int) -> bytes:
+def _gunzip(data: bytes, limit: int) -> bytearray:
+    """JDK's ``GZIPInputStream``: concatenated members; bytes after a member that do not start another (its
+    readHeader fails: zero padding, garbage) end the stream, as Java ignores them.
+
+    Input and output move in pieces, so neither the input (``unconsumed_tail``
+    is a copy) nor the output is ever copied whole: linear time, one copy of
+    the payload.
+    """
     out = bytearray()
-    while data:
+    view = memoryview(data)
+    start = 0
+    while True:
         d = zlib.decompressobj(wbits=31)
-        chunk = data
-        while chunk:
-            out += d.decompress(chunk, limit + 1 - len(out))
+        pos = start
+        while not d.eof:
+            chunk = d.unconsumed_tail
+            if not chunk:
+                chunk = view[pos : pos + _PIECE]
+                pos += len(chunk)
+                if not chunk:
+                    raise DecodeError("DECOMPRESSION_FAILED", "gzip stream ends early", None, codec="gzip")
+            out += d.decompress(chunk, min(limit + 1 - len(out), _OUT_PIECE))
             if len(out) > limit:
                 raise _bomb(limit)
-            chunk = d.unconsumed_tail
-        if not d.eof:
-            raise DecodeError("DECOMPRESSION_FAILED", "gzip stream ends early", None, codec="gzip")
-        # JDK's GZIPInputStream reads concatenated members; trailing zero padding is not a member
-        data = d.unused_data
-        if not data.strip(b"\x00"):
-            break
-    return bytes(out)
+        start = pos - len(d.unused_data)  # where this member ended
+        if not _gzip_header(view[start : start + 10]):
+            return out
+
+
+def _gzip_header(head) -> bool:
+    """Whether bytes start a gzip member header as ``GZIPInputStream.readHeader`` reads one (magic, deflate)."""
+    return len(head) == 10 and head[0] == 0x1F and head[1] == 0x8B and head[2] == 8
 
 
 def _raw_snappy_length(block: bytes) -> int:
@@ -100,7 +118,7 @@ def _raw_snappy(block: bytes, budget: int, limit: int) -> bytes:
     return bytes(cramjam.snappy.decompress_raw(block))
 
 
-def _unsnappy(data: bytes, limit: int) -> bytes:
+def _unsnappy(data: bytes, limit: int) -> bytes | bytearray:
     if not data.startswith(XERIAL_MAGIC):
         # snappy-java falls back to one raw block when the header is missing
         return _raw_snappy(data, limit, limit)
@@ -119,7 +137,7 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
                               codec="snappy")
         out += _raw_snappy(data[pos : pos + n], limit - len(out), limit)
         pos += n
-    return bytes(out)
+    return out
 
 
 def lz4_header_checksum(frame: bytes, *, broken: bool) -> int:
@@ -130,7 +148,7 @@ def lz4_header_checksum(frame: bytes, *, broken: bool) -> int:
     return (xxhash.xxh32_intdigest(frame[start:desc_end]) >> 8) & 0xFF
 
 
-def _unlz4(data: bytes, magic: int, limit: int) -> bytes:
+def _unlz4(data: bytes, magic: int, limit: int) -> bytearray:
     if len(data) < 7 or not data.startswith(LZ4_MAGIC):
         raise DecodeError("DECOMPRESSION_FAILED", "not an LZ4 frame", None, codec="lz4")
     if magic == 0:
@@ -139,22 +157,31 @@ def _unlz4(data: bytes, magic: int, limit: int) -> bytes:
         if hc_at < len(fixed):
             fixed[hc_at] = lz4_header_checksum(data, broken=False)
         data = bytes(fixed)
+    # The input goes in in pieces: the decompressor keeps the input it has not consumed and copies it on every
+    # call, so handing it the whole frame and draining the output piece by piece is quadratic in the frame size.
     d = lz4.frame.LZ4FrameDecompressor()
     out = bytearray()
-    chunk = data
-    while True:
-        out += d.decompress(chunk, max_length=min(_PIECE, limit + 1 - len(out)))
-        chunk = b""
+    view = memoryview(data)
+    pos = 0
+    while not d.eof:
+        if d.needs_input:
+            if pos >= len(data):
+                raise DecodeError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
+            chunk = view[pos : pos + _PIECE]
+            pos += len(chunk)
+        else:
+            chunk = b""  # output still pending from the input already given
+        # at most a piece of output per call: the library allocates max_length up front
+        got = d.decompress(chunk, max_length=min(limit + 1 - len(out), _OUT_PIECE))
+        if not got and not chunk and not d.eof and not d.needs_input:
+            raise DecodeError("DECOMPRESSION_FAILED", "LZ4 frame makes no progress", None, codec="lz4")
+        out += got
         if len(out) > limit:
             raise _bomb(limit)
-        if d.eof:
-            break
-        if d.needs_input:
-            raise DecodeError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
-    return bytes(out)
+    return out
 
 
-def _unzstd(data: bytes, limit: int) -> bytes:
+def _unzstd(data: bytes, limit: int) -> bytearray:
     reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
     out = bytearray()
     while True:
@@ -164,7 +191,7 @@ def _unzstd(data: bytes, limit: int) -> bytes:
         out += piece
         if len(out) > limit:
             raise _bomb(limit)
-    return bytes(out)
+    return out
 
 
 def compress(codec_id: int, data: bytes, *, magic: int) -> bytes:

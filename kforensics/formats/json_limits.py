@@ -3,12 +3,15 @@
 Evidence may be planted: a file of ten thousand nested brackets or a number
 of a million digits must yield a finding, not a RecursionError or minutes of
 conversion.  Nesting is measured before parsing and numbers are parsed only
-within Java's ``long`` range, which is all Kafka's own reader accepts.
+within Java's ``long`` range, which is all Kafka's own reader accepts; a
+float too large for a double (``1e999``) is refused rather than read as an
+infinity that no JSON output could carry.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from .java_text import INT64, parse_int
@@ -44,13 +47,20 @@ def _int(token: str) -> int:
     return value
 
 
+def _float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(f"number {token[:24]} is out of range for a double")
+    return value
+
+
 def loads(text: str, max_depth: int = MAX_DEPTH) -> Any:
     """``json.loads`` with a nesting limit and Java-long integers; raises ``ValueError`` (never anything else)."""
     depth = _depth(text)
     if depth > max_depth:
         raise ValueError(f"JSON nested {depth} deep (more than {max_depth})")
     try:
-        return json.loads(text, parse_int=_int, parse_constant=_refuse_constant)
+        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_refuse_constant)
     except RecursionError:  # pragma: no cover - guarded by the depth check
         raise ValueError("JSON nested too deeply") from None
 

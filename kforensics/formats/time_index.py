@@ -83,8 +83,10 @@ def decode(data: bytes, base_offset: int) -> TimeIndex:
     idx.findings += order_findings(idx.offsets, base_offset, ENTRY_SIZE, "time-index", strict=False)
     stamps = idx.timestamps
     if len(stamps) > 1:
-        prev = np.concatenate(([stamps[0] - 1], stamps[:-1]))
-        idx.findings += first_of(stamps <= prev, "TIMEINDEX_OUT_OF_ORDER", "whose timestamp does not exceed the "
+        prev = np.concatenate((stamps[:1], stamps[:-1]))  # the first entry has none before it
+        back = stamps <= prev
+        back[0] = False
+        idx.findings += first_of(back, "TIMEINDEX_OUT_OF_ORDER", "whose timestamp does not exceed the "
                                  "previous entry's", ENTRY_SIZE, "time-index", timestamp=stamps,
                                  previous_timestamp=prev)
     return idx

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Finding, FindingLog, finding
+from ..findings import DecodeError, Finding, FindingLog, finding
 from ..formats.record_batch import CONTROL_BIT
 from .file_kinds import classify_name, is_metadata_dir, parse_partition_dir_name, snapshot_id
 from .listing import as_path
-from .sources import resolve
+from .side_files import FileRecord
+from .sources import NotRegularFile, resolve
 from .log_dir import LogDir, find_log_dirs, open_log_dir
 from .partition import PartitionLog, open_partition
 from .records import EntryRecords
@@ -120,32 +121,92 @@ def find_metadata_sources(inputs: list[Any]) -> MetadataSources:
     return src
 
 
+def _unreadable(label: str, e: OSError) -> Finding:
+    if isinstance(e, NotRegularFile):
+        return finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=label)
+    return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=label)
+
+
 def read_metadata_entries(path: Any) -> tuple[list[MetadataEntry], dict[str, dict], list[Finding]]:
     """Every record of a metadata segment or snapshot in order (control records as offset placeholders),
-    the control records seen by type, and the findings."""
+    the control records seen by type, and the findings (a file that cannot be read is one of them)."""
     out: list[MetadataEntry] = []
     controls: dict[str, dict] = {}
     log = FindingLog()
     reader = SegmentReader(path)
     label = reader.label
-    for b in reader.batches():
-        if not b.is_valid:
-            continue  # the reader reports the CRC mismatch; its content cannot be trusted
-        recs = EntryRecords(b, with_data=True, file=label)
-        control = bool(b.attributes & CONTROL_BIT)
-        for r in recs:
-            if r.control is not None or control:
-                c = r.control or {}
-                controls.setdefault(c.get("type", "UNKNOWN"), c)
-                out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, None, label,
-                                         b.position, c))
-            elif r.value is None:
-                log.add(finding("NULL_METADATA_RECORD", f"metadata record at offset {r.offset} has a null value",
-                                file=label, position=b.position, offset=r.offset))
-            else:
-                out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, bytes(r.value), label,
-                                         b.position))
-        if recs.error is not None:
-            log.add(recs.error)
+    try:
+        for b in reader.batches():
+            if not b.is_valid:
+                continue  # the reader reports the CRC mismatch; its content cannot be trusted
+            recs = EntryRecords(b, with_data=True, file=label)
+            control = bool(b.attributes & CONTROL_BIT)
+            for r in recs:
+                if r.control is not None or control:
+                    c = r.control or {}
+                    controls.setdefault(c.get("type", "UNKNOWN"), c)
+                    out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, None, label,
+                                             b.position, c))
+                elif r.value is None:
+                    log.add(finding("NULL_METADATA_RECORD", f"metadata record at offset {r.offset} has a null value",
+                                    file=label, position=b.position, offset=r.offset))
+                else:
+                    out.append(MetadataEntry(r.offset, b.max_timestamp, b.partition_leader_epoch, bytes(r.value),
+                                             label, b.position))
+            if recs.error is not None:
+                log.add(recs.error)
+    except OSError as e:
+        log.add(_unreadable(label, e))
+        return out, controls, log.findings()
     log.extend(reader.summary.findings)
     return out, controls, log.findings()
+
+
+@dataclass
+class MetadataFileRead:
+    """A KRaft snapshot or bootstrap file as the scan reads it: custody, record count and findings."""
+
+    path: str
+    record: FileRecord | None
+    records: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def read_metadata_file(path: Any, *, decode: bool = True) -> MetadataFileRead:
+    """Read a KRaft snapshot or ``bootstrap.checkpoint`` whole, streaming: its size and SHA-256 for the chain of
+    custody, and what dump reports on it (framing and CRCs, record decoding, and with ``decode`` every metadata
+    record through the metadata decoder).  Never raises for what the file holds or for a file that cannot be read.
+    """
+    from ..formats.metadata_records import decode_metadata_record
+
+    log = FindingLog()
+    reader = SegmentReader(path, sha256=True)
+    label = reader.label
+    out = MetadataFileRead(label, None)
+    try:
+        for b in reader.batches():
+            if not b.is_valid:
+                continue  # reported by the reader
+            recs = EntryRecords(b, with_data=decode, file=label)
+            for r in recs:
+                out.records += 1
+                if not decode or r.control is not None or b.attributes & CONTROL_BIT or r.value is None:
+                    continue
+                try:
+                    decode_metadata_record(bytes(r.value))
+                except DecodeError as e:
+                    # the timeline's shape for the same record, so the two reads report it once
+                    log.add(finding(e.code, f"offset {r.offset}: {e.message}", file=label, position=b.position,
+                                    **{**e.finding.facts, "offset": r.offset}))
+            if recs.error is not None:
+                log.add(recs.error)
+    except OSError as e:
+        log.add(_unreadable(label, e))
+        out.findings = log.findings()
+        return out
+    s = reader.summary
+    log.extend(s.findings)
+    name = getattr(path, "name", None) or str(path).rsplit("/", 1)[-1]
+    out.record = FileRecord(label, classify_name(name).kind, s.size, s.sha256)
+    out.findings = log.findings()
+    return out

@@ -10,10 +10,15 @@ from .listing import Entry, list_dir
 from .segment import LogSegment
 from .side_files import SideFile, read_side_file
 
+#: offsets in file names are Java longs, KRaft snapshot epochs ints: Kafka cannot parse larger ones
+MAX_OFFSET = 2**63 - 1
+MAX_EPOCH = 2**31 - 1
+
 
 @dataclass
 class PartitionLog:
-    """One partition directory: every file in it ends up in exactly one field."""
+    """One partition directory: every file in it ends up in exactly one field (a name whose offset or epoch
+    Kafka cannot parse goes to ``out_of_range``, never read)."""
 
     path: Any
     name: PartitionName
@@ -26,6 +31,7 @@ class PartitionLog:
     leftovers: list[tuple[Any, FileKind]] = field(default_factory=list)
     unknown: list[Any] = field(default_factory=list)
     not_regular: list[tuple[Any, str]] = field(default_factory=list)  # (path, what it is): never opened
+    out_of_range: list[tuple[Any, FileKind]] = field(default_factory=list)  # names Kafka cannot parse: not read
 
     @property
     def topic(self) -> str:
@@ -54,6 +60,10 @@ class PartitionLog:
         p = self.partition_metadata
         return None if p is None else read_side_file(p, "partition_metadata")
 
+    def read_quorum_state(self) -> SideFile | None:
+        p = self.quorum_state
+        return None if p is None else read_side_file(p, "quorum_state")
+
     def read_producer_snapshot(self, offset: int) -> SideFile:
         return read_side_file(self.producer_snapshots[offset], "producer_snapshot", base_offset=offset)
 
@@ -75,6 +85,9 @@ def _place(pd: PartitionLog, entry: Entry) -> None:
         pd.not_regular.append((p, entry.what))
         return
     kind = classify_name(entry.name)
+    if (kind.base_offset or 0) > MAX_OFFSET or (kind.epoch or 0) > MAX_EPOCH:
+        pd.out_of_range.append((p, kind))
+        return
     if kind.leftover:
         pd.leftovers.append((p, kind))
         if kind.base_offset is not None and kind.kind in SEGMENT_PARTS:

@@ -41,6 +41,59 @@ def _digest(data) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+def wrap_long(value: int) -> int:
+    """``value`` as Java's long arithmetic leaves it (two's complement wrap)."""
+    if -(1 << 63) <= value < 1 << 63:
+        return value
+    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
+def last_offset_delta(base_offset: int, last_offset: int) -> int:
+    """A v2 batch's lastOffsetDelta, from the base and last offsets the walk gives (its sum wraps as a long)."""
+    return wrap_long(last_offset - base_offset)
+
+
+class _OffsetOrder:
+    """Checks record offset deltas, chunk by chunk: within ``0..last`` and strictly increasing.
+
+    :meth:`check` returns the first problem of a chunk (code, record index,
+    delta) and remembers the last delta for the next chunk; a batch reports
+    each problem once.
+    """
+
+    def __init__(self, last: int):
+        self.last = last
+        self.prev: int | None = None
+        self.seen: set[str] = set()
+
+    def check(self, deltas: np.ndarray, first_index: int) -> list[tuple[str, int, int]]:
+        out = []
+        if len(deltas) and "RECORD_OFFSET_OUT_OF_BATCH" not in self.seen:
+            hits = np.flatnonzero((deltas < 0) | (deltas > self.last))
+            if len(hits):
+                i = int(hits[0])
+                out.append(("RECORD_OFFSET_OUT_OF_BATCH", first_index + i, int(deltas[i])))
+        if len(deltas) and "RECORD_OFFSETS_NOT_INCREASING" not in self.seen:
+            prev = np.empty(len(deltas), dtype=np.int64)
+            prev[0] = self.prev if self.prev is not None else np.iinfo(np.int64).min
+            prev[1:] = deltas[:-1]
+            hits = np.flatnonzero(deltas <= prev)
+            if len(hits):
+                i = int(hits[0])
+                out.append(("RECORD_OFFSETS_NOT_INCREASING", first_index + i, int(deltas[i])))
+        if len(deltas):
+            top = int(deltas.max())
+            self.prev = top if self.prev is None else max(self.prev, top)
+        self.seen.update(code for code, _, _ in out)
+        return out
+
+    @staticmethod
+    def message(code: str, index: int, delta: int, last: int) -> str:
+        if code == "RECORD_OFFSET_OUT_OF_BATCH":
+            return f"record {index}: offset delta {delta} outside the batch's 0..{last}"
+        return f"record {index}: offset delta {delta} does not exceed the previous record's"
+
+
 def wrap_sequence(base: int, delta: int) -> int:
     """``base + delta`` as Kafka's producer sequences wrap (Int32.MAX to 0); -1 without a sequence."""
     if base < 0:
@@ -137,8 +190,11 @@ class EntryRecords:
     """The records of one entry (v2 batch or legacy message/wrapper), decoded lazily.
 
     Iterate it for :class:`Record` values.  After iteration (or after
-    :meth:`summary` for a legacy wrapper), ``error`` holds the finding that
-    stopped decoding, placed at the entry's file position.
+    :meth:`summary` for a legacy wrapper), ``findings`` holds what was wrong
+    (at most one finding per code, placed in the file: at the record's byte
+    when it is known, else at the entry's start) and ``error`` the first of
+    them.  Record offsets outside the batch or not increasing are reported and
+    decoding goes on; anything else stops it.
     """
 
     def __init__(self, batch, *, with_data: bool = False, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
@@ -147,13 +203,22 @@ class EntryRecords:
         self.with_data = with_data
         self.max_decompressed = max_decompressed
         self.file = file
-        self.error: Finding | None = None
+        self.findings: list[Finding] = []
         self._payload: bytes | None = None
 
     # ------------------------------------------------------------ errors
-    def _fail(self, code: str, message: str, **facts: Any) -> None:
-        if self.error is None:
-            self.error = finding(code, message, file=self.file, position=self.batch.position, **facts)
+    @property
+    def error(self) -> Finding | None:
+        """The first finding (None when the entry decoded cleanly)."""
+        return self.findings[0] if self.findings else None
+
+    def _add(self, f: Finding) -> None:
+        if all(x.code != f.code for x in self.findings):
+            self.findings.append(f)
+
+    def _fail(self, code: str, message: str, position: int | None = None, **facts: Any) -> None:
+        self._add(finding(code, message, file=self.file,
+                          position=self.batch.position if position is None else position, **facts))
 
     def _decoded_payload(self, data, start: int) -> bytes | None:
         """The decompressed payload (cached), or None with ``error`` set.
@@ -167,7 +232,7 @@ class EntryRecords:
             try:
                 self._payload = decompress(codec, data, magic=self.batch.magic, max_output=self.max_decompressed)
             except DecodeError as e:
-                self.error = e.finding.at(self.file, offset=start, default=self.batch.position)
+                self._add(e.finding.at(self.file, offset=start, default=self.batch.position))
                 return None
         return self._payload
 
@@ -206,9 +271,14 @@ class EntryRecords:
         # a table never larger than a chunk, nor than the payload could fill
         table = K.new_record_table(min(RECORD_CHUNK, len(payload) // record_batch.MIN_RECORD_SIZE + 1))
         c = K.RCOL
+        offsets = _OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
         p, done = 0, 0
         while True:
             n, stop, status = K.decode_records(buf, p, len(payload), count - done if count >= 0 else count, table)
+            for code, i, delta in offsets.check(table[:n, c["offset_delta"]], done):
+                at = int(table[i - done, c["position"]]) + in_file if in_file is not None else None
+                self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
+                           offset_delta=delta, last_offset_delta=offsets.last)
             for row in table[:n].tolist():
                 yield self._v2_record(payload, row, c, log_append, control)
             done += n
@@ -217,12 +287,11 @@ class EntryRecords:
                 continue
             if status != kernels.RS_OK:
                 where = stop + in_file if in_file is not None else None
-                self.error = finding(
+                self._fail(
                     "RECORD_DECODE_ERROR",
                     f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
                     + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
-                    file=self.file, position=where if where is not None else b.position,
-                    record_index=done, decompressed_position=None if in_file is not None else stop)
+                    where, record_index=done, decompressed_position=None if in_file is not None else stop)
             return
 
     def _v2_record(self, payload: bytes, row: list[int], c: dict[str, int], log_append: bool, control: bool) -> Record:
@@ -231,12 +300,14 @@ class EntryRecords:
         key = payload[ks : ks + kl] if kl >= 0 else None
         value = payload[vs : vs + vl] if vl >= 0 else None
         rec = Record(
-            offset=b.base_offset + row[c["offset_delta"]],
-            timestamp=b.max_timestamp if log_append else b.base_timestamp + row[c["timestamp_delta"]],
+            # Java's long arithmetic: a value past the range wraps, as Kafka's accessors return it
+            offset=wrap_long(b.base_offset + row[c["offset_delta"]]),
+            timestamp=b.max_timestamp if log_append else wrap_long(b.base_timestamp + row[c["timestamp_delta"]]),
             sequence=wrap_sequence(b.base_sequence, row[c["offset_delta"]]),
             size_in_bytes=row[c["size_in_bytes"]], key_size=kl, value_size=vl,
             key_sha256=_digest(key), value_sha256=_digest(value),
-            headers=_headers(payload, row[c["headers_pos"]], row[c["headers_count"]], self.with_data),
+            headers=_headers(payload, row[c["headers_pos"]], row[c["headers_count"]], self.with_data,
+                             row[c["position"]] + row[c["size_in_bytes"]]),
         )
         if control:
             try:
@@ -271,9 +342,22 @@ class EntryRecords:
         return first, n if first is not None else None
 
     def _inner_messages(self, data: bool = True) -> Iterator[tuple[int, int, bytes | None, int, bool]]:
-        """``(offset, timestamp, entry bytes, crc, valid)`` of each inner message of a compressed wrapper."""
+        """``(offset, timestamp, entry bytes, crc, valid)`` of each inner message of a compressed wrapper.
+
+        Checked as Kafka's deep iterator reads them (a null value, an empty
+        set, a v1 wrapper offset below the last inner offset: nothing is
+        read) and as consumers check them (each inner CRC); inner offsets that
+        leave the wrapper or go back are reported and the messages still read.
+        """
         b = self.batch
         if b.raw is None:
+            return
+        codec = b.attributes & record_batch.COMPRESSION_MASK
+        if codec not in CODECS:  # CompressionType.forId throws before the value is looked at
+            self._fail("UNKNOWN_CODEC", f"unknown compression type id {codec}", codec=codec)
+            return
+        if codec == 4:
+            self._fail("CODEC_NOT_ALLOWED_FOR_MAGIC", f"zstd is not allowed with magic {b.magic}")
             return
         if b.value_length < 0:
             if b.value_length == -2:
@@ -290,16 +374,23 @@ class EntryRecords:
         log_append = b.magic == 1 and bool(b.attributes & record_batch.TIMESTAMP_TYPE_BIT)
         # KIP-31: v1 inner offsets are relative to the wrapper, which holds the absolute offset of the last;
         # the relative offset of the last inner message is only known at the end, so v1 offsets are shifted once
-        # the walk has seen them all (a first pass counts, cheaply, without keeping rows)
+        # the walk has seen them all (a first pass counts, cheaply, without keeping rows).  A wrapper offset of 0
+        # (some librdkafka versions) leaves them as they are, as Kafka does.
         shift = 0
         if b.magic == 1 and b.last_offset != 0:
             last_rel = None
-            for rows, _ in self._walk_inner(K, buf, len(inner)):
+            for rows, _, _ in _walk_inner(K, buf, len(inner)):
                 if len(rows):
                     last_rel = int(rows[-1, COL["last_offset"]])
+            if last_rel is not None and b.last_offset < last_rel:
+                self._fail("BAD_INNER_MESSAGE_SET", f"wrapper offset {b.last_offset} is below the last inner "
+                                                    f"offset {last_rel} (Kafka's iterator throws)",
+                           wrapper_offset=b.last_offset, last_inner_offset=last_rel)
+                return
             shift = b.last_offset - last_rel if last_rel is not None else 0
         seen = False
-        for rows, ok in self._walk_inner(K, buf, len(inner)):
+        prev: int | None = None
+        for rows, complete, stop in _walk_inner(K, buf, len(inner)):
             for r in rows.tolist():
                 if r[COL["magic"]] != b.magic or r[COL["attributes"]] & record_batch.COMPRESSION_MASK:
                     self._fail("BAD_INNER_MESSAGE", "wrapper holds a compressed or different-magic inner message")
@@ -309,45 +400,60 @@ class EntryRecords:
                 crc = r[COL["crc"]]
                 computed = r[COL["crc_computed"]]
                 valid = crc == (computed if computed >= 0 else legacy.compute_crc(entry))
-                off = shift + r[COL["last_offset"]]
+                rel = r[COL["last_offset"]]
+                off = shift + rel
                 ts = b.max_timestamp if log_append else r[COL["max_timestamp"]]
-                if not valid and data:
-                    self._fail("INNER_MESSAGE_CRC_MISMATCH",
-                               f"inner message at offset {off} fails its CRC-32 (stored {crc})", offset=off,
-                               decompressed_position=pos, stored=crc)
+                if data:
+                    if not valid:
+                        self._fail("INNER_MESSAGE_CRC_MISMATCH",
+                                   f"inner message at offset {off} fails its CRC-32 (stored {crc})", offset=off,
+                                   decompressed_position=pos, stored=crc)
+                    # v0 inner offsets are absolute and end at the wrapper's; v1 are relative, from 0
+                    if (rel < 0 or rel > b.last_offset) if b.magic == 0 else rel < 0:
+                        self._fail("RECORD_OFFSET_OUT_OF_BATCH",
+                                   f"inner message offset {rel} outside the wrapper's (offset {b.last_offset})",
+                                   inner_offset=rel, wrapper_offset=b.last_offset, decompressed_position=pos)
+                    if prev is not None and rel <= prev:
+                        self._fail("RECORD_OFFSETS_NOT_INCREASING",
+                                   f"inner message offset {rel} does not exceed the previous one's ({prev})",
+                                   inner_offset=rel, previous=prev, decompressed_position=pos)
+                prev = rel if prev is None else max(prev, rel)
                 seen = True
                 yield off, ts, (entry if data else None), crc, bool(valid)
-            if not ok:
+            if not complete:
+                self._fail("BAD_INNER_MESSAGE_SET",
+                           f"inner message set of the wrapper is damaged at byte {stop} of {len(inner)} "
+                           "decompressed bytes", decompressed_position=stop)
                 break
         if not seen:
             self._fail("BAD_INNER_MESSAGE_SET", "wrapper holds no inner messages")
 
-    def _walk_inner(self, K, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool]]:
-        """Chunks of inner-message rows; the last chunk's flag is False when the set is damaged."""
-        out = new_batch_rows(RECORD_CHUNK)
-        pos = 0
-        while True:
-            k, pos, status = K.walk(buf, n, pos, out, 0, RECORD_CHUNK)
-            if status == kernels.ST_FULL:
-                yield out[:k], True
-                continue
-            complete = status == kernels.ST_NEED_MORE and pos == n
-            if not complete:
-                self._fail("BAD_INNER_MESSAGE_SET",
-                           f"inner message set of the wrapper is damaged at byte {pos} of {n} decompressed bytes",
-                           decompressed_position=pos)
-            yield out[:k], complete
-            return
+
+def _walk_inner(K, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool, int]]:
+    """Chunks of inner-message rows: ``(rows, complete, position)``; the last chunk's flag is False when the set
+    is damaged at ``position``."""
+    out = new_batch_rows(RECORD_CHUNK)
+    pos = 0
+    while True:
+        k, pos, status = K.walk(buf, n, pos, out, 0, RECORD_CHUNK)
+        if status == kernels.ST_FULL:
+            yield out[:k], True, pos
+            continue
+        yield out[:k], status == kernels.ST_NEED_MORE and pos == n, pos
+        return
 
 
-def _headers(payload: bytes, pos: int, count: int, with_data: bool) -> list[RecordHeader]:
+_HEADER_ARRAY = record_batch.CountPrefixedArray(record_batch.VarInt, record_batch.RecordHeader)
+
+
+def _headers(payload: bytes, pos: int, count: int, with_data: bool, end: int) -> list[RecordHeader]:
     if count <= 0:
         return []
-    parsed = record_batch.CountPrefixedArray(record_batch.VarInt, record_batch.RecordHeader)
-    # re-parse from the count field: the kernel validated the bytes already
+    # re-parse from the count field to the record's end (never a copy of the rest of the payload): the kernel
+    # validated these bytes already
     start = pos - len(record_batch.VarInt.build(count))
     out = []
-    for h in parsed.parse(payload[start:]):
+    for h in _HEADER_ARRAY.parse(payload[start:end]):
         out.append(RecordHeader(h.key.decode("utf-8", errors="replace"), -1 if h.value is None else len(h.value),
                                 _digest(h.value), h.value if with_data else None))
     return out
@@ -387,75 +493,175 @@ class RecordTable:
         return self.data[:, kernels.get().RCOL[name]]
 
 
-def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED):
-    """Deep-decode a whole segment in columnar form: ``(BatchTable, RecordTable)`` per chunk.
+#: Rows of one record table handed out by :func:`iter_record_tables` (a batch with more records spans several).
+RECORD_TABLE_ROWS = 1 << 16
+
+
+def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, rows: int = RECORD_TABLE_ROWS):
+    """Deep-decode a whole segment in columnar form: ``(BatchTable, RecordTable)`` pairs.
 
     The fast deep path (no per-record Python objects): uncompressed v2
-    batches are decoded in one compiled call per chunk; compressed ones are
-    decompressed one by one and decoded by the same kernel.  A batch claiming
-    more records than its bytes can hold is an error, never an allocation.
-    Legacy entries are skipped here (use :class:`EntryRecords`).
+    batches are decoded many at a time by one compiled call; compressed ones
+    are decompressed one by one and decoded by the same kernel.  Record
+    tables hold at most ``rows`` rows, so a chunk of batches may come as
+    several pairs (with the same batch table) and a batch of millions of
+    records as many: memory is bounded by the window and the decompression
+    cap, never by what a batch claims.  Record offsets outside their batch or
+    not increasing are reported with the decoding errors.  Legacy entries are
+    skipped here (use :class:`EntryRecords`).
     """
     K = kernels.get()
-    rc = K.RCOL
     for table in reader.tables():
-        held = reader.held()
-        magic = table["magic"]
-        codec = table["attributes"] & record_batch.COMPRESSION_MASK
-        pos, size, counts = table["position"], table["size_in_bytes"], table["records_count"]
-        in_window = (pos >= held.file_pos) & (pos + size <= held.end) if held is not None else np.zeros(len(table), bool)
-        errors: list[Finding] = []
-        parts, bidx = [], []
-        plain = np.nonzero((magic == record_batch.MAGIC) & (codec == 0) & in_window)[0]
-        if len(plain):
-            starts = pos[plain] - held.file_pos + record_batch.HEADER_SIZE
-            ends = pos[plain] - held.file_pos + size[plain]
-            # rows each batch can fill at most: bounded by its bytes, whatever its header claims
-            fit = np.minimum(np.clip(counts[plain], 0, None), (ends - starts) // record_batch.MIN_RECORD_SIZE + 1)
-            cnt = np.where(counts[plain] > fit, fit + 1, counts[plain])  # one more than fits: reported as too few
-            out = K.new_record_table(int(fit.sum()))
-            bout = np.empty(max(int(fit.sum()), 1), dtype=np.int64)
-            status = np.zeros(len(plain), dtype=np.int64)
-            done, rows = K.decode_records_many(held.buf, starts, ends, np.minimum(cnt, fit), out, bout, status)
-            status[(cnt > fit) & (status == kernels.RS_OK)] = kernels.RS_TOO_FEW
-            data = out[:rows]
+        yield from _RecordTables(K, table, reader, max_decompressed, rows).run()
+
+
+class _RecordTables:
+    """The record tables of one chunk of batches (see :func:`iter_record_tables`)."""
+
+    def __init__(self, K, table, reader, max_decompressed: int, rows: int):
+        self.K, self.table, self.reader, self.max_decompressed, self.rows = K, table, reader, max_decompressed, rows
+        self.label = reader.label
+        self.parts: list[tuple[np.ndarray, np.ndarray, int]] = []  # (rows, batch index per row, file offset)
+        self.n = 0
+        self.errors: list[Finding] = []
+        self.order: dict[int, _OffsetOrder] = {}
+        self.emitted = False
+
+    def _error(self, i: int, code: str, message: str, **facts) -> None:
+        self.errors.append(finding(code, message, file=self.label, position=int(self.table["position"][i]),
+                                   **facts))
+
+    def _add(self, data: np.ndarray, bidx: np.ndarray, shift: int):
+        """Rows for the current table; yields a full one when ``rows`` are reached."""
+        if len(data):
+            self.parts.append((data, bidx, shift))
+            self.n += len(data)
+        if self.n >= self.rows:
+            yield self._emit()
+
+    def _emit(self):
+        K, t = self.K, self.table
+        rc = K.RCOL
+        if self.parts:
+            data = np.concatenate([d for d, _, _ in self.parts])
+            batch_index = np.concatenate([b for _, b, _ in self.parts])
+            shifts = np.concatenate([np.full(len(d), s, dtype=np.int64) for d, _, s in self.parts])
             for col in ("position", "key_pos", "value_pos", "headers_pos"):
-                data[:, rc[col]] += held.file_pos
-            parts.append(data)
-            bidx.append(plain[bout[:rows]])
-            for j in np.nonzero(status[:done] != kernels.RS_OK)[0]:
-                errors.append(finding("RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(status[j])],
-                                      file=reader.label, position=int(pos[plain[j]])))
-        for i in np.nonzero((magic == record_batch.MAGIC) & (codec != 0) & in_window)[0]:
-            p0 = int(pos[i]) - held.file_pos
-            raw = held.buf[p0 + record_batch.HEADER_SIZE : p0 + int(size[i])]
-            try:
-                payload = decompress(int(codec[i]), raw.tobytes(), magic=2, max_output=max_decompressed)
-            except DecodeError as e:
-                # decoder positions are relative to the records section; an unplaced error goes at the batch
-                errors.append(e.finding.at(reader.label, offset=int(pos[i]) + record_batch.HEADER_SIZE,
-                                           default=int(pos[i])))
-                continue
-            buf = np.frombuffer(payload, dtype=np.uint8)
-            c = int(counts[i])
-            out = K.new_record_table(max(0, min(c, len(payload) // record_batch.MIN_RECORD_SIZE + 1)))
-            n, _stop, st = K.decode_records(buf, 0, len(payload), c, out)
-            if st == kernels.RS_FULL:
-                st = kernels.RS_TOO_FEW  # more records claimed than the payload can hold
-            if st != kernels.RS_OK:
-                errors.append(finding("RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[st], file=reader.label,
-                                      position=int(pos[i])))
-            parts.append(out[:n])
-            bidx.append(np.full(n, i, dtype=np.int64))
-        if parts:
-            data = np.concatenate(parts)
-            batch_index = np.concatenate(bidx)
+                data[:, rc[col]] += shifts
         else:
             data = K.new_record_table(0)[:0]
             batch_index = np.empty(0, dtype=np.int64)
-        attrs = table["attributes"][batch_index]
-        offset = table["base_offset"][batch_index] + data[:, rc["offset_delta"]]
-        log_append = (attrs & record_batch.TIMESTAMP_TYPE_BIT) != 0
-        timestamp = np.where(log_append, table["max_timestamp"][batch_index],
-                             table["base_timestamp"][batch_index] + data[:, rc["timestamp_delta"]])
-        yield table, RecordTable(data, batch_index, offset, timestamp, errors)
+        attrs = t["attributes"][batch_index]
+        # Java's long arithmetic: offsets and timestamps past the range wrap, as Kafka's accessors give them
+        with np.errstate(over="ignore"):
+            offset = t["base_offset"][batch_index] + data[:, rc["offset_delta"]]
+            log_append = (attrs & record_batch.TIMESTAMP_TYPE_BIT) != 0
+            timestamp = np.where(log_append, t["max_timestamp"][batch_index],
+                                 t["base_timestamp"][batch_index] + data[:, rc["timestamp_delta"]])
+        out = (t, RecordTable(data, batch_index, offset, timestamp, self.errors))
+        self.parts, self.n, self.errors = [], 0, []
+        self.emitted = True
+        return out
+
+    def _check_offsets(self, i: int, deltas: np.ndarray, first: int) -> None:
+        order = self.order.get(i)
+        if order is None:
+            order = self.order[i] = _OffsetOrder(last_offset_delta(int(self.table["base_offset"][i]),
+                                                                   int(self.table["last_offset"][i])))
+        for code, k, delta in order.check(deltas, first):
+            self._error(i, code, order.message(code, k, delta, order.last), record_index=k, offset_delta=delta,
+                        last_offset_delta=order.last)
+
+    def _single(self, i: int, buf: np.ndarray, start: int, end: int, count: int, shift: int):
+        """One batch's records, decoded a table at a time (a batch may hold more records than a table)."""
+        K = self.K
+        out = K.new_record_table(min(self.rows, (end - start) // record_batch.MIN_RECORD_SIZE + 1))
+        p, done = start, 0
+        while True:
+            n, stop, st = K.decode_records(buf, p, end, count - done if count >= 0 else count, out)
+            self._check_offsets(i, out[:n, K.RCOL["offset_delta"]], done)
+            yield from self._add(out[:n].copy(), np.full(n, i, dtype=np.int64), shift)
+            done += n
+            if st == kernels.RS_FULL:
+                p = stop
+                continue
+            if st != kernels.RS_OK:
+                self._error(i, "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[st], record_index=done)
+            return
+
+    def run(self):
+        K, t = self.K, self.table
+        held = self.reader.held()
+        magic = t["magic"]
+        codec = t["attributes"] & record_batch.COMPRESSION_MASK
+        pos, size, counts = t["position"], t["size_in_bytes"], t["records_count"]
+        in_window = (pos >= held.file_pos) & (pos + size <= held.end) if held is not None else np.zeros(len(t), bool)
+        plain = np.nonzero((magic == record_batch.MAGIC) & (codec == 0) & in_window)[0]
+        if len(plain):
+            yield from self._plain(plain, held)
+        for i in np.nonzero((magic == record_batch.MAGIC) & (codec != 0) & in_window)[0].tolist():
+            p0 = int(pos[i]) - held.file_pos
+            raw = held.buf[p0 + record_batch.HEADER_SIZE : p0 + int(size[i])]
+            try:
+                payload = decompress(int(codec[i]), raw.tobytes(), magic=2, max_output=self.max_decompressed)
+            except DecodeError as e:
+                # decoder positions are relative to the records section; an unplaced error goes at the batch
+                self.errors.append(e.finding.at(self.label, offset=int(pos[i]) + record_batch.HEADER_SIZE,
+                                                default=int(pos[i])))
+                continue
+            buf = np.frombuffer(payload, dtype=np.uint8)
+            yield from self._single(i, buf, 0, len(payload), int(counts[i]), 0)
+        if self.parts or self.errors or not self.emitted:
+            yield self._emit()
+
+    def _plain(self, plain: np.ndarray, held):
+        """Uncompressed batches: many per compiled call, each batch's rows bounded by its bytes."""
+        K, t = self.K, self.table
+        rc = K.RCOL
+        pos, size, counts = t["position"][plain], t["size_in_bytes"][plain], t["records_count"][plain]
+        starts = pos - held.file_pos + record_batch.HEADER_SIZE
+        ends = pos - held.file_pos + size
+        # rows each batch can fill at most: bounded by its bytes, whatever its header claims
+        fit = np.minimum(np.clip(counts, 0, None), (ends - starts) // record_batch.MIN_RECORD_SIZE + 1)
+        cnt = np.where(counts > fit, fit + 1, counts)  # one more than fits: reported as too few
+        j = 0
+        while j < len(plain):
+            if fit[j] > self.rows:  # more records than a table holds: this batch alone, a table at a time
+                yield from self._single(int(plain[j]), held.buf, int(starts[j]), int(ends[j]), int(counts[j]),
+                                        held.file_pos)
+                j += 1
+                continue
+            cap = max(self.rows - self.n, int(fit[j]), 1)
+            out = K.new_record_table(cap)
+            bout = np.empty(cap, dtype=np.int64)
+            status = np.zeros(len(plain) - j, dtype=np.int64)
+            done, nrows = K.decode_records_many(held.buf, starts[j:], ends[j:], np.minimum(cnt[j:], fit[j:]), out,
+                                                bout, status)
+            status[:done][(cnt[j : j + done] > fit[j : j + done]) & (status[:done] == kernels.RS_OK)] = \
+                kernels.RS_TOO_FEW
+            data, bidx = out[:nrows], plain[j + bout[:nrows]]
+            self._check_many(data[:, rc["offset_delta"]], bidx)
+            for k in np.nonzero(status[:done] != kernels.RS_OK)[0].tolist():
+                self._error(int(plain[j + k]), "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(status[k])])
+            j += done
+            yield from self._add(data, bidx, held.file_pos)
+
+    def _check_many(self, deltas: np.ndarray, bidx: np.ndarray) -> None:
+        """Record offsets of many batches at once: each within its batch and increasing."""
+        if not len(deltas):
+            return
+        t = self.table
+        last = (t["last_offset"] - t["base_offset"])[bidx]  # wraps as a long, as lastOffsetDelta does
+        same = np.concatenate(([False], bidx[1:] == bidx[:-1]))
+        prev = np.concatenate(([0], deltas[:-1]))
+        for code, bad in (("RECORD_OFFSET_OUT_OF_BATCH", (deltas < 0) | (deltas > last)),
+                          ("RECORD_OFFSETS_NOT_INCREASING", same & (deltas <= prev))):
+            hits = np.flatnonzero(bad)
+            if not len(hits):
+                continue
+            first_of_batch = hits[np.concatenate(([True], bidx[hits][1:] != bidx[hits][:-1]))]
+            for k in first_of_batch.tolist():
+                i = int(bidx[k])
+                start = int(np.flatnonzero(bidx == i)[0])
+                self._error(i, code, _OffsetOrder.message(code, k - start, int(deltas[k]), int(last[k])),
+                            record_index=k - start, offset_delta=int(deltas[k]), last_offset_delta=int(last[k]))

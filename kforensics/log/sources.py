@@ -13,7 +13,10 @@ a FIFO, device or socket named like a segment is refused before any read
 could block (:class:`NotRegularFile`).  Archives are never extracted:
 members are read where they lie.  Member names are never trusted as
 filesystem paths: they are only keys in an in-memory tree, and absolute
-names, ``..`` components and links are ignored (and counted).
+names, ``..`` components and links are ignored (and counted).  Damage to an
+archive never costs what it holds: a truncated or corrupt archive yields
+every member before the damage, members that share a name all stay
+reachable, and :meth:`TarArchive.findings` says what was lost and where.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import posixpath
 import stat
 import tarfile
 import threading
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,7 +36,18 @@ ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
 
 class NotRegularFile(OSError):
-    """A path that is not a regular file (FIFO, device, socket, directory): never opened for reading."""
+    """A path that is not a regular file (FIFO, device, socket, directory): never opened for reading.
+
+    ``strerror`` says what it is; ``filename`` is the path.
+    """
+
+    def __init__(self, what: str, path: Any):
+        super().__init__(what)
+        self.strerror = what
+        self.filename = str(path)
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
 
 
 class FileTooLarge(OSError):
@@ -128,55 +143,157 @@ class _Stat:
 
 
 # --------------------------------------------------------------------------- tar archives
+#: member names kept per kind of problem (ignored members); the rest are counted
+LISTED = 100
+#: what reading a damaged archive can raise (gzip: EOFError, zlib.error, BadGzipFile; tarfile: ReadError)
+_ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, ValueError)
+
+
+class ArchiveUnreadable(OSError):
+    """An archive that cannot be opened at all (not a tar, or damaged before its first member)."""
+
+
 class _Member:
+    """A node of the archive's tree: a regular file (``info``) or a directory (``children``), never both."""
+
     __slots__ = ("info", "children")
 
     def __init__(self, info: tarfile.TarInfo | None):
         self.info = info
-        self.children: dict[str, _Member] | None = None if info is not None and not info.isdir() else {}
+        self.children: dict[str, _Member] | None = None if info is not None else {}
+
+
+@dataclass
+class ArchiveCopy:
+    """A member that is not reachable by its name (another member of that name is): still evidence."""
+
+    name: str
+    info: tarfile.TarInfo
+    why: str
 
 
 class TarArchive:
-    """An index of a tar archive's regular files and directories, built by reading headers only."""
+    """An index of a tar archive's regular files and directories, built by reading headers only.
+
+    Damage never costs what the archive does hold: a truncated or corrupt
+    archive keeps every member indexed before the damage (:attr:`stopped`
+    says where and why reading stopped), a member whose data cannot be read
+    is read as far as it can be (:attr:`damaged`), and members that share a
+    name are all kept (the last regular file is reachable by its name, as an
+    extraction would leave it; the others are :attr:`copies`).  Directories
+    win over regular files of the same name, so one hostile member cannot
+    hide a partition.  :meth:`findings` reports all of it.
+    """
 
     def __init__(self, source, label: str | None = None):
         self.source = source  # local path or ArrowPath of the archive
         self.label = label or str(source)
         self.root = _Member(None)
-        self.untrusted: list[str] = []
+        self.untrusted: list[str] = []  # the first LISTED names; untrusted_count counts them all
+        self.untrusted_count = 0
+        self.copies: list[ArchiveCopy] = []
+        self.copy_names: dict[str, int] = {}  # name -> members of that name
+        self.stopped: dict[str, Any] | None = None  # where reading the headers stopped early, and why
+        self.damaged: dict[str, dict[str, Any]] = {}  # member name -> where reading its data failed
+        self.reported = False  # set by the scan that reports findings() for the archive (once, whatever it holds)
+        self._last: tarfile.TarInfo | None = None
         self._lock = threading.Lock()
         self._tar = None
-        with self._open_tar() as tar:
-            for info in tar:
-                self._add(info)
+        try:
+            tar = self._open_tar()
+        except (tarfile.TarError, EOFError, zlib.error) as e:
+            raise ArchiveUnreadable(f"not a readable tar archive: {e}") from None
+        with tar:
+            try:
+                for info in tar:
+                    self._last = info
+                    self._add(info)
+                self._verify(tar)
+            except _ARCHIVE_ERRORS as e:
+                self._stop(e)
 
     def _open_tar(self) -> tarfile.TarFile:
         fh = io.BufferedReader(open_binary(self.source), buffer_size=1 << 20)
         # "r:*" gives random access (gzip members are reached by decompressing the stream up to them)
         return tarfile.open(fileobj=fh, mode="r:*")
 
+    @staticmethod
+    def _verify(tar: tarfile.TarFile) -> None:
+        """Read a compressed archive to its end, so that its checksum (gzip CRC-32, xz, bzip2) is verified:
+        the tar reader stops at the end-of-archive blocks, before the compressor's trailer."""
+        import bz2
+        import gzip
+        import lzma
+
+        f = tar.fileobj
+        if isinstance(f, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
+            while f.read(1 << 20):
+                pass
+
+    def _stop(self, e: BaseException) -> None:
+        """Reading the headers failed: keep what was indexed, and say where and which member it cost."""
+        truncated = isinstance(e, EOFError) or "unexpected end of data" in str(e) or "truncated" in str(e)
+        last = self._last
+        member = None
+        if last is not None and (last.isfile() or last.size) and not self._readable_to_end(last):
+            member = last.name
+        self.stopped = {"truncated": truncated, "error": f"{type(e).__name__}: {e}", "member": member,
+                        "after": None if last is None else last.name,
+                        "tar_offset": None if last is None else last.offset_data + last.size}
+
+    def _readable_to_end(self, info: tarfile.TarInfo) -> bool:
+        """Whether the last byte of a member's data can be read (a second pass over a damaged archive)."""
+        if not info.size:
+            return True
+        try:
+            with self._open_tar() as tar:
+                tar.fileobj.seek(info.offset_data + info.size - 1)
+                return len(tar.fileobj.read(1)) == 1
+        except _ARCHIVE_ERRORS:
+            return False
+
+    def _ignore(self, name: str) -> None:
+        self.untrusted_count += 1
+        if len(self.untrusted) < LISTED:
+            self.untrusted.append(name)
+
+    def _shadow(self, name: str, info: tarfile.TarInfo, why: str) -> None:
+        self.copies.append(ArchiveCopy(name, info, why))
+        self.copy_names[name] = self.copy_names.get(name, 1) + 1
+
     def _add(self, info: tarfile.TarInfo) -> None:
         name = info.name
         parts = [p for p in PurePosixPath(name).parts if p not in (".", "")]
         if name.startswith("/") or ".." in parts or not (info.isfile() or info.isdir()):
-            self.untrusted.append(name)  # absolute, escaping or link members are not followed
+            self._ignore(name)  # absolute, escaping or link members are not followed
             return
-        node = self.root
-        for p in parts[:-1]:
-            child = node.children.get(p) if node.children is not None else None
-            if child is None:
-                child = _Member(None)
-                node.children[p] = child
-            if child.children is None:
-                self.untrusted.append(name)
-                return
-            node = child
         if not parts:
             return
+        node = self.root
+        for i, p in enumerate(parts[:-1]):
+            child = node.children.get(p)
+            if child is None:
+                child = node.children[p] = _Member(None)
+            elif child.children is None:
+                # a regular file where a directory is needed: the directory wins, the file stays a copy
+                self._shadow("/".join(parts[: i + 1]), child.info, "a directory of the same name holds members")
+                child = node.children[p] = _Member(None)
+            node = child
         leaf = parts[-1]
+        old = node.children.get(leaf)
         if info.isdir():
-            node.children.setdefault(leaf, _Member(None))
+            if old is None:
+                node.children[leaf] = _Member(None)
+            elif old.children is None:
+                self._shadow("/".join(parts), old.info, "a directory of the same name")
+                node.children[leaf] = _Member(None)
+        elif old is None:
+            node.children[leaf] = _Member(info)
+        elif old.children is not None:
+            self._shadow("/".join(parts), info, "a directory of the same name")
         else:
+            # as an extraction would: the last regular file of a name is the one found there
+            self._shadow("/".join(parts), old.info, "a later member of the same name")
             node.children[leaf] = _Member(info)
 
     def node(self, parts: tuple[str, ...]) -> _Member | None:
@@ -193,15 +310,73 @@ class TarArchive:
                 self._tar = self._open_tar()
             return _MemberFile(self, info)
 
+    def note_damage(self, info: tarfile.TarInfo, position: int, why: str) -> None:
+        """Reading a member's data failed at ``position`` (in the member): what it holds up to there is kept."""
+        seen = self.damaged.get(info.name)
+        if seen is None or position < seen["position"]:
+            self.damaged[info.name] = {"position": position, "size": info.size, "error": why}
+
+    def path_of(self, name: str) -> str:
+        return f"{self.label}!/{name}"
+
+    def read_copy(self, copy: ArchiveCopy):
+        """A read-only file object over a member that is not reachable by its name."""
+        return io.BufferedReader(self.open_member(copy.info), buffer_size=1 << 20)
+
+    def findings(self) -> list:
+        """What the archive itself holds besides a log dir: ignored members, copies, truncation, damage."""
+        from ..findings import finding
+
+        out = []
+        if self.untrusted_count:
+            out.append(finding("ARCHIVE_MEMBERS_IGNORED", f"{self.untrusted_count} archive member(s) with absolute, "
+                               "escaping or link names (or below a link) are not followed", file=self.label,
+                               count=self.untrusted_count, members=list(self.untrusted)))
+        names = list(self.copy_names.items())
+        for name, n in names[:LISTED]:
+            copies = [c for c in self.copies if c.name == name]
+            out.append(finding("ARCHIVE_DUPLICATE_MEMBER", f"{n} members are named {name}; only one is found by "
+                               "that name (a directory, else the last file, as an extraction leaves it); scan "
+                               "lists every copy among its files with its SHA-256", file=self.path_of(name),
+                               member=name, members=n,
+                               copies=[{"header_position": c.info.offset, "size": c.info.size, "why": c.why}
+                                       for c in copies[:LISTED]]))
+        if len(names) > LISTED:
+            out.append(finding("MORE_FINDINGS", f"{len(names) - LISTED} more ARCHIVE_DUPLICATE_MEMBER findings not "
+                               f"listed ({len(names)} in all)", file=self.label, finding_code="ARCHIVE_DUPLICATE_MEMBER",
+                               total=len(names), listed=LISTED))
+        st = self.stopped
+        if st is not None:
+            cut = f"; member {st['member']} is cut" if st["member"] else ""
+            if st["truncated"]:
+                out.append(finding("ARCHIVE_TRUNCATED", f"the archive ends before its last member ({st['error']}); "
+                                   f"every member before the cut is read{cut}", file=self.label, **st))
+            else:
+                out.append(finding("ARCHIVE_DAMAGED", f"the archive cannot be read past a damaged point "
+                                   f"({st['error']}); every member before it is read{cut}", file=self.label, **st))
+        for name, d in list(self.damaged.items())[:LISTED]:
+            if st is not None and name == st["member"]:
+                continue
+            out.append(finding("ARCHIVE_DAMAGED", f"member {name} can be read up to byte {d['position']} of "
+                               f"{d['size']} ({d['error']}); findings past that point are the archive's damage",
+                               file=self.label, member=name, **d))
+        return out
+
 
 class _MemberFile(io.RawIOBase):
-    """A read-only view of one archive member (shares the archive handle under a lock)."""
+    """A read-only view of one archive member (shares the archive handle under a lock).
+
+    Sparse members are read as their expanded content (holes are zeros).  A
+    member whose data the archive does not hold in full (truncated, corrupt)
+    reads as far as it can and then ends; the archive notes where.
+    """
 
     def __init__(self, archive: TarArchive, info: tarfile.TarInfo):
         super().__init__()
         self.archive = archive
         self.info = info
         self.pos = 0
+        self.failed = False
 
     def readable(self) -> bool:
         return True
@@ -219,15 +394,43 @@ class _MemberFile(io.RawIOBase):
 
     def readinto(self, b) -> int:
         n = min(len(b), self.info.size - self.pos)
-        if n <= 0:
+        if n <= 0 or self.failed:
             return 0
         with self.archive._lock:
             fobj = self.archive._tar.fileobj
-            fobj.seek(self.info.offset_data + self.pos)
-            data = fobj.read(n)
+            try:
+                data = self._sparse(fobj, n) if self.info.sparse else self._read(fobj, self.info.offset_data + self.pos,
+                                                                                  n)
+            except _ARCHIVE_ERRORS as e:
+                self.failed = True
+                self.archive.note_damage(self.info, self.pos, f"{type(e).__name__}: {e}")
+                return 0
+        if len(data) < n:
+            self.failed = True  # the archive ends inside the member
+            self.archive.note_damage(self.info, self.pos + len(data), "the archive ends inside the member")
         b[: len(data)] = data
         self.pos += len(data)
         return len(data)
+
+    @staticmethod
+    def _read(fobj, offset: int, n: int) -> bytes:
+        fobj.seek(offset)
+        return fobj.read(n)
+
+    def _sparse(self, fobj, n: int) -> bytes:
+        """``n`` bytes of a sparse member's expanded content from ``pos``: its stored regions, zeros between."""
+        out = bytearray(n)
+        lo_want, hi_want = self.pos, self.pos + n
+        stored = 0
+        for off, size in self.info.sparse:
+            lo, hi = max(off, lo_want), min(off + size, hi_want)
+            if lo < hi:
+                chunk = self._read(fobj, self.info.offset_data + stored + (lo - off), hi - lo)
+                out[lo - lo_want: lo - lo_want + len(chunk)] = chunk
+                if len(chunk) < hi - lo:
+                    return bytes(out[: lo - lo_want + len(chunk)])
+            stored += size
+        return bytes(out)
 
     def fileno(self):  # not a real file: callers use stat() on the path
         raise io.UnsupportedOperation("archive member")

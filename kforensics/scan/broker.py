@@ -14,16 +14,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import FindingLog, finding
+from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
 from ..log.log_dir import LogDir, open_log_dir
+from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
+from ..log.sources import LISTED
 from ..checks.files import check_listing
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
 
 SCHEMA_VERSION = 2
+
+
+class InputError(ValueError):
+    """The paths given are not what a scan takes (no log dir, several brokers): a usage error, not damage."""
 
 
 @dataclass
@@ -70,9 +76,21 @@ def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files:
     """Read a log dir's listing and root files (identity, checkpoints); report the log-dir level findings."""
     ld = open_log_dir(path)
     broker.log_dirs.append(str(ld.path))
+    archive = getattr(ld.path, "archive", None)
+    if archive is not None and not archive.reported:
+        # once per archive (it may hold several log dirs): what it lost, its duplicate and ignored members
+        archive.reported = True
+        files += _archive_copies(archive)
+        findings.extend(archive.findings())
     for p, err in ld.unreadable:
         findings.add(finding("UNREADABLE_DIR", f"cannot list: {err}", file=p))
     ctx = _root_context(ld, broker, findings, files, checkpoints)
+    boot = ld.root_files.get("bootstrap_snapshot")
+    if boot is not None:
+        # the records a KRaft cluster was formatted with: read whole like every KRaft snapshot
+        read = read_metadata_file(boot)
+        findings.extend(read.findings)
+        files += [read.record] if read.record else []
     findings.extend(check_listing(leftovers=ld.leftovers, unknown=ld.unknown, not_regular=ld.not_regular,
                                   where="log dir"))
     plan = LogDirPlan(ld, [], ctx)
@@ -96,10 +114,13 @@ def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files:
 def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, files: list[FileRecord],
                   checkpoints: list[CheckpointEntry] | None) -> RootContext:
     ctx = RootContext()
+    # root files named as Kafka names them that are FIFOs, devices or links to nothing: never read, and not absent
+    special = {getattr(p, "name", None) for p, _ in ld.not_regular}
     mp = ld.read_root("meta_properties")
     if mp is None:
-        findings.add(finding("NO_META_PROPERTIES", "no meta.properties: broker identity unknown (pre-0.10 broker, or "
-                                                   "not a whole log dir)", file=ld.path))
+        why = ("meta.properties is not a regular file (not read): broker identity unknown" if "meta.properties"
+               in special else "no meta.properties: broker identity unknown (pre-0.10 broker, or not a whole log dir)")
+        findings.add(finding("NO_META_PROPERTIES", why, file=ld.path))
     else:
         findings.extend(mp.findings)
         files += [mp.record] if mp.record else []
@@ -133,7 +154,8 @@ def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, file
     ctx.bare = ld.is_bare
     if missing:
         # once per log dir, not once per partition
-        findings.add(finding("CHECKPOINTS_ABSENT", f"absent: {', '.join(missing)}; high watermarks / recovery points "
+        shown = ", ".join(m + (" (not a regular file)" if m in special else "") for m in missing)
+        findings.add(finding("CHECKPOINTS_ABSENT", f"absent: {shown}; high watermarks / recovery points "
                                                    "unknown", file=ld.path, absent=missing))
     cs = ld.read_root("clean_shutdown")
     if cs is not None:
@@ -159,14 +181,14 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: str = "latest", batch_
     partitions: list[PartitionScan] = []
     metadata_logs: list[PartitionLog] = []
     where: dict[tuple[str, int], str] = {}
-    seen: dict[str, Any] = {}
+    seen_paths: dict[str, Any] = {}
     for path in paths:
         key = _identity(path)
-        if key in seen:
-            findings.add(finding("DUPLICATE_LOG_DIR", f"{path} was given twice (as {seen[key]}); scanned once",
-                                 file=path, first=str(seen[key])))
+        if key in seen_paths:
+            findings.add(finding("DUPLICATE_LOG_DIR", f"{path} was given twice (as {seen_paths[key]}); scanned once",
+                                 file=path, first=str(seen_paths[key])))
             continue
-        seen[key] = path
+        seen_paths[key] = path
         plan = plan_log_dir(path, broker, findings, files, checkpoints)
         for pd, pctx in plan.partitions:
             if on_partition:
@@ -185,11 +207,52 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: str = "latest", batch_
                                              progress=progress))
     name_truncated_topics(partitions, findings)
     if metadata_logs:
-        check_against_timeline(partitions, broker, findings, metadata_logs)
+        from ..kraft.timeline import build_timeline
+
+        timeline = build_timeline(metadata_logs)
+        check_against_timeline(partitions, broker, findings, timeline)
+        # the timeline reads the metadata segments and snapshots the scan has read: each finding once
+        seen = {_key(f) for f in findings} | {_key(f) for p in partitions for f in p.findings}
+        findings.extend(f for f in timeline.findings if _key(f) not in seen)
+    for archive in _archives(seen_paths.values()):
+        # members found damaged while they were read (plan_log_dir reported what the archive's index showed)
+        known = {_key(f) for f in findings}
+        findings.extend(f for f in archive.findings() if _key(f) not in known)
     report = ScanReport(broker, partitions, findings.findings(), files, checkpoints, kafka_version)
     for p in partitions:
         report.files += p.files
     return report
+
+
+def _key(f: Finding) -> tuple:
+    """What makes two findings the same observation (messages may be worded differently by two readers)."""
+    return (f.code, f.file, f.position, f.line, f.facts.get("offset"), f.facts.get("finding_code"),
+            f.facts.get("member"))
+
+
+def _archives(paths: Iterable[Any]) -> list[Any]:
+    """The distinct archives the log dirs are in."""
+    out: dict[int, Any] = {}
+    for p in paths:
+        archive = getattr(p, "archive", None)
+        if archive is not None:
+            out.setdefault(id(archive), archive)
+    return list(out.values())
+
+
+def _archive_copies(archive: Any) -> list[FileRecord]:
+    """Custody records of the archive members its tree does not reach by name (duplicates): hashed, never lost."""
+    import hashlib
+
+    out = []
+    for copy in archive.copies[:LISTED * 10]:
+        digest, size = hashlib.sha256(), 0
+        with archive.read_copy(copy) as fh:
+            while piece := fh.read(1 << 20):
+                digest.update(piece)
+                size += len(piece)
+        out.append(FileRecord(archive.path_of(copy.name), "archive_copy", size, digest.hexdigest()))
+    return out
 
 
 def _identity(path: Any) -> str:
@@ -249,7 +312,7 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
     """The log dirs to scan for one broker: each path is a log dir, a directory or ``.tar``/``.tgz`` archive
     holding log dirs (searched), or a URI of one.
 
-    Raises ``ValueError`` when a path holds no log dir, or holds log dirs of
+    Raises :class:`InputError` (a ``ValueError``) when a path holds no log dir, or holds log dirs of
     more than one broker (scan one broker at a time; ``replay`` and ``spark``
     take several).
     """
@@ -265,7 +328,10 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
             continue
         found = find_log_dirs(p)
         if not found:
-            raise ValueError(f"{path} holds no Kafka log dir (no meta.properties, checkpoint or partition dir)")
+            stopped = getattr(getattr(p, "archive", None), "stopped", None)
+            why = "" if stopped is None else (f"; the archive cannot be read past {stopped['after'] or 'its start'} "
+                                              f"({stopped['error']})")
+            raise InputError(f"{path} holds no Kafka log dir (no meta.properties, checkpoint or partition dir){why}")
         owners = {}
         for d in found:
             mp = open_log_dir(d).read_root("meta_properties")
@@ -273,7 +339,7 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
             owners[str(d)] = (m.cluster_id, m.node_id) if m is not None else (None, None)
         if len(set(owners.values())) > 1:
             listing = "; ".join(f"{d} (broker {o[1]}, cluster {o[0]})" for d, o in sorted(owners.items()))
-            raise ValueError(f"{path} holds the log dirs of several brokers: {listing}. Scan one broker's dirs at a "
+            raise InputError(f"{path} holds the log dirs of several brokers: {listing}. Scan one broker's dirs at a "
                              "time (replay and spark take several brokers)")
         out += found
     return out

@@ -25,6 +25,7 @@ from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import FindingLog, Severity, finding
 from ..formats.record_batch import COMPRESSION_MASK, CONTROL_BIT, MAGIC, TRANSACTIONAL_BIT
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
+from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..recovery.plan import plan_recovery
@@ -129,7 +130,8 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
         if pm.value is not None:
             scan.topic_id = pm.value.topic_id
     log.extend(check_listing(leftovers=pd.leftovers, unknown=pd.unknown, not_regular=pd.not_regular,
-                             where="partition directory"))
+                             where="partition directory", out_of_range=pd.out_of_range))
+    _kraft_files(scan, pd, log)
 
     walk = _Walk(scan, log, ctx)
     for seg in pd.sorted_segments():
@@ -257,6 +259,23 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
                         first_offset=facts.first_offset, base_offset=seg.base_offset))
     log.extend(ix.finish())
     log.extend(missing_index(file, seg.base_offset, facts.batches, ctx.bare) if seg.offset_index is None else [])
+
+
+def _kraft_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None:
+    """The KRaft files of a partition dir: quorum-state and every snapshot, read whole (bounded, streaming) so that
+    their damage is reported where it is and they are in the chain of custody like every other file.
+
+    Their metadata records are decoded by the election timeline, which reads every snapshot of the metadata log
+    (the scan reports its findings once), so here the batches and records are read, not the metadata values.
+    """
+    _side(scan, log, pd.read_quorum_state())
+    for p, kind in pd.kraft_snapshots:
+        if kind.leftover:
+            continue  # reported as a leftover; Kafka deletes it
+        read = read_metadata_file(p, decode=False)
+        log.extend(read.findings)
+        if read.record is not None:
+            scan.files.append(read.record)
 
 
 def _side(scan: PartitionScan, log: FindingLog, sf):

@@ -1,0 +1,215 @@
+"""Committed offsets: the offset each consumer group committed for each partition, from ``__consumer_offsets``.
+
+The group coordinator loads its partition from the log start to the log end
+and keeps, per (group, topic, partition), the latest offset commit by log
+order (``GroupMetadataManager.doLoadGroupsAndOffsets`` up to 3.x;
+``OffsetMetadataManager.replay`` / ``replayEndTransactionMarker`` from 3.6):
+
+* a commit (``OffsetCommitKey`` type 0 or 1 with an ``OffsetCommitValue``)
+  replaces the previous one; a tombstone deletes it (and, from 3.6, the
+  pending transactional commits of that key);
+* a commit written by a transactional producer (``sendOffsetsToTransaction``)
+  is pending until its producer's marker: a COMMIT applies each pending
+  commit unless the stored one was written later in the log, an ABORT drops
+  them;
+* the value's ``leaderEpoch`` (v3+, brokers 2.1+) is the epoch of the last
+  consumed record; -1 means none.
+
+Memory holds one entry per (group, topic, partition) and the pending commits
+of open transactions, never the records.  Several copies of one partition
+(brokers' replicas) are merged: per key the commit or deletion at the highest
+log offset wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..findings import Finding, FindingLog
+from ..formats.group_coordinator import TOPIC, decode
+from ..transactions.internal_log import coordinator_copies, logged_records  # noqa: F401  (re-exported)
+
+OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
+Key = tuple[str, str, int]  # group, topic, partition
+
+
+@dataclass
+class CommittedOffset:
+    """A group's committed offset for one partition, and where in the evidence it was read."""
+
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int | None  # None: the commit carries no epoch (value before v3, or -1)
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int | None = None
+    value_version: int | None = None
+    producer_id: int = -1  # >= 0 for a transactional offset commit (applied by its COMMIT marker)
+    coordinator_partition: int | None = None  # the __consumer_offsets partition
+    log_offset: int = -1  # the commit record's offset in it
+    file: str | None = None
+    position: int | None = None  # byte position of the record's batch in ``file``
+    broker_id: int | None = None
+    copies: list[int | None] = field(default_factory=list)  # brokers whose copy holds this same commit
+
+    @property
+    def key(self) -> Key:
+        return self.group, self.topic, self.partition
+
+
+@dataclass
+class CommittedOffsets:
+    """Every committed offset found, sorted by group, topic, partition."""
+
+    offsets: list[CommittedOffset] = field(default_factory=list)
+    partitions_read: list[tuple[int | None, int]] = field(default_factory=list)  # (broker, __consumer_offsets N)
+    records: int = 0  # offset-commit records read (all copies)
+    tombstones: int = 0
+    aborted_commits: int = 0  # transactional commits an ABORT dropped
+    pending_commits: int = 0  # transactional commits with no marker at the end of the log
+    findings: list[Finding] = field(default_factory=list)
+
+    def for_partition(self, topic: str, partition: int) -> list[CommittedOffset]:
+        return [c for c in self.offsets if c.topic == topic and c.partition == partition]
+
+
+@dataclass
+class CopyOffsets:
+    """What one copy (one broker's replica) of one ``__consumer_offsets`` partition yields: per key its latest
+    commit, or the log offset of the tombstone that deleted it (what merging copies needs)."""
+
+    partition: int
+    broker_id: int | None = None
+    loaded: dict[Key, CommittedOffset] = field(default_factory=dict)
+    deleted: dict[Key, int] = field(default_factory=dict)  # key -> log offset of the deleting tombstone
+    records: int = 0
+    tombstones: int = 0
+    aborted_commits: int = 0
+    pending_commits: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _commit(rec, r, n: int, broker_id: int | None) -> CommittedOffset:
+    k, v = rec.key, rec.value
+    epoch = v.get("leaderEpoch")
+    expire = v.get("expireTimestamp")
+    return CommittedOffset(k["group"], k["topic"], int(k["partition"]), v["offset"],
+                           epoch if epoch is not None and epoch >= 0 else None, v.get("metadata") or "",
+                           v["commitTimestamp"], expire if expire is not None and expire >= 0 else None,
+                           rec.value_version,
+                           r.producer_id if r.transactional else -1, n, r.offset, r.file, r.position, broker_id)
+
+
+def read_copy(pd: Any, broker_id: int | None = None, *,
+              keep: Callable[[str, str, int], bool] | None = None) -> CopyOffsets:
+    """One ``__consumer_offsets`` partition directory (a ``PartitionLog``), replayed as its coordinator loads it.
+
+    ``keep(group, topic, partition)`` limits what is kept.  (A Spark task can
+    run this on the partition directories it holds and send the results to be
+    merged with :func:`merge_copies`.)
+    """
+    c = CopyOffsets(pd.partition, broker_id)
+    log = FindingLog()
+    pending: dict[int, dict[Key, CommittedOffset]] = {}
+    for r in logged_records(pd, log):
+        if r.control is not None:
+            p = pending.pop(r.producer_id, None)
+            if not p:
+                continue
+            if r.control != "COMMIT":
+                c.aborted_commits += len(p)
+                continue
+            for key, co in p.items():
+                have = c.loaded.get(key)
+                if have is None or have.log_offset < co.log_offset:
+                    c.loaded[key] = co
+                    c.deleted.pop(key, None)
+            continue
+        rec = decode(r.key, r.value)
+        for f in rec.findings:
+            log.add(replace(f, file=r.file, position=r.position))
+        if rec.key_type not in OFFSET_KEYS or rec.key is None:
+            continue
+        key = (rec.key["group"], rec.key["topic"], int(rec.key["partition"]))
+        if keep is not None and not keep(*key):
+            continue
+        c.records += 1
+        if rec.tombstone:
+            c.tombstones += 1
+            c.loaded.pop(key, None)
+            c.deleted[key] = r.offset
+            for p in pending.values():
+                p.pop(key, None)
+            continue
+        if rec.value is None:
+            continue  # a value that does not decode: its finding is listed
+        co = _commit(rec, r, pd.partition, broker_id)
+        if r.transactional and r.producer_id >= 0:
+            pending.setdefault(r.producer_id, {})[key] = co
+        else:
+            c.loaded[key] = co
+            c.deleted.pop(key, None)
+    c.pending_commits = sum(len(p) for p in pending.values())
+    c.findings = log.findings()
+    return c
+
+
+def merge_copies(copies: Iterable[CopyOffsets]) -> CommittedOffsets:
+    """The committed offsets of several copies (of one or more ``__consumer_offsets`` partitions): per key and
+    partition the commit or deletion at the highest log offset among its copies wins; a key found in two
+    partitions (the partition count changed) keeps the later commit."""
+    out = CommittedOffsets()
+    by_partition: dict[int, list[CopyOffsets]] = {}
+    for c in copies:
+        by_partition.setdefault(c.partition, []).append(c)
+        out.partitions_read.append((c.broker_id, c.partition))
+        out.records += c.records
+        out.tombstones += c.tombstones
+        out.aborted_commits += c.aborted_commits
+        out.pending_commits += c.pending_commits
+        out.findings += c.findings
+    merged: dict[Key, CommittedOffset] = {}
+    for n in sorted(by_partition):
+        for key, co in _merge(by_partition[n]).items():
+            have = merged.get(key)
+            if have is None or have.commit_timestamp < co.commit_timestamp:
+                merged[key] = co
+    out.offsets = [merged[k] for k in sorted(merged)]
+    out.partitions_read.sort(key=lambda x: (x[1], -1 if x[0] is None else x[0]))
+    return out
+
+
+def read_committed_offsets(copies: Iterable[tuple[int | None, Any]], *,
+                           keep: Callable[[str, str, int], bool] | None = None) -> CommittedOffsets:
+    """Committed offsets from ``__consumer_offsets`` partition directories: ``copies`` are ``(broker id,
+    PartitionLog)`` (other topics are ignored).  ``keep(group, topic, partition)`` limits what is kept."""
+    return merge_copies(read_copy(pd, broker_id, keep=keep) for broker_id, pd in copies
+                        if pd.topic == TOPIC and pd.name.suffix is None)
+
+
+def _merge(copies: list[CopyOffsets]) -> dict[Key, CommittedOffset]:
+    """Per key, the commit or deletion at the highest log offset among the copies of one partition."""
+    best: dict[Key, tuple[int, CommittedOffset | None]] = {}
+    for c in copies:
+        for key, co in c.loaded.items():
+            if key not in best or best[key][0] < co.log_offset:
+                best[key] = (co.log_offset, co)
+        for key, off in c.deleted.items():
+            if key not in best or best[key][0] < off:
+                best[key] = (off, None)
+    out: dict[Key, CommittedOffset] = {}
+    for key, (_, co) in best.items():
+        if co is None:
+            continue
+        co.copies = [c.broker_id for c in copies if _same(c.loaded.get(key), co)]
+        out[key] = co
+    return out
+
+
+def _same(a: CommittedOffset | None, b: CommittedOffset) -> bool:
+    return a is not None and (a.log_offset, a.offset, a.leader_epoch, a.commit_timestamp) == \
+        (b.log_offset, b.offset, b.leader_epoch, b.commit_timestamp)

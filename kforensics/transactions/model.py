@@ -1,0 +1,102 @@
+"""The typed results of the transaction analysis of one partition (serialised by :mod:`kforensics.serialize`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..findings import Finding
+
+#: Kafka's default ``transaction.max.timeout.ms`` (``TransactionStateManagerConfigs``), also the default
+#: ``--max-transaction-timeout`` of ``kafka-transactions.sh find-hanging`` (15 minutes)
+MAX_TRANSACTION_TIMEOUT_MS = 15 * 60 * 1000
+#: at most this many markers or aborted ranges are listed per partition, the last ones in the log (where
+#: truncation strikes); the counts cover all
+MAX_LISTED = 1000
+
+
+@dataclass
+class OpenTransaction:
+    """Data batches of a transactional producer with no marker after them up to the end of what was read.
+
+    ``age_ms`` is measured on the partition's own clock: the newest batch
+    timestamp in the log minus the transaction's first timestamp.
+    """
+
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    first_timestamp: int | None = None
+    last_timestamp: int | None = None
+    file: str | None = None  # the segment holding its first batch
+    position: int | None = None  # byte position of its first batch
+    age_ms: int | None = None
+    hanging: bool = False
+    why: str = ""  # why it is (or is not) called hanging
+    coordinator_state: str | None = None  # the coordinator's state for this producer, when __transaction_state was read
+
+
+@dataclass
+class TransactionMarker:
+    """A COMMIT or ABORT control batch: the end of a transaction on this partition."""
+
+    offset: int
+    producer_id: int
+    producer_epoch: int
+    control_type: str  # COMMIT, ABORT, or UNKNOWN (the control record could not be read)
+    coordinator_epoch: int | None
+    timestamp: int | None
+    file: str | None
+    position: int | None
+    first_offset: int | None = None  # the transaction's first data offset (None: no data before it on this log)
+    data_epoch: int | None = None  # the producer epoch of that data
+    records: int = 0  # data records of the transaction on this partition
+
+    @property
+    def epoch_bump(self) -> int | None:
+        """Marker epoch minus data epoch: 1 under transactions v2 (KIP-890) or after the coordinator fenced
+        the producer, 0 under transactions v1, negative never on a log Kafka's leader wrote."""
+        return None if self.data_epoch is None else self.producer_epoch - self.data_epoch
+
+
+@dataclass
+class AbortedRange:
+    """An aborted transaction as Kafka indexes it (``AbortedTxn``): producer, first and last offset (the
+    ABORT marker's), and the last stable offset when the abort completed; and what the ``.txnindex`` says."""
+
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+    file: str | None  # the segment holding the marker (whose .txnindex should list it)
+    in_txn_index: bool | None = None  # None: the index was not compared
+
+
+@dataclass
+class PartitionTransactions:
+    """The transactions of one partition's log (one replica), read in one pass over its batch headers."""
+
+    topic: str
+    partition: int
+    broker_id: int | None = None
+    log_start_offset: int | None = None  # first offset read
+    log_end_offset: int | None = None  # next offset after the last batch read
+    high_watermark: int | None = None
+    last_stable_offset: int | None = None  # rebuilt from the log (bounded by the high watermark when known)
+    max_timestamp: int | None = None  # newest batch timestamp: the partition's clock
+    open: list[OpenTransaction] = field(default_factory=list)
+    markers: list[TransactionMarker] = field(default_factory=list)  # the last MAX_LISTED, plus any watched
+    aborted: list[AbortedRange] = field(default_factory=list)  # the last MAX_LISTED
+    transactional_batches: int = 0
+    commits: int = 0
+    aborts: int = 0
+    empty_markers: int = 0  # markers with no data of their producer before them on this log
+    producers: int = 0  # distinct producer ids with a v2 producer id
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def hanging(self) -> list[OpenTransaction]:
+        return [t for t in self.open if t.hanging]
