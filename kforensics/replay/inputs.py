@@ -12,7 +12,7 @@ from ..log.batch_table import BatchTable
 from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
-from ..scan.broker import resolve_log_dirs, scan_log_dirs
+from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from .replica import COLUMNS, BatchLog, Replica
 from .verdicts import RecordDigest
@@ -85,13 +85,26 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
         report = scan_log_dirs(resolved, kafka_version=kafka_version, batch_sink=collect)
         out.reports.append(report)
         broker_id = bid if bid is not None else (report.broker.node_id if report.broker.node_id is not None else i)
+        if broker_id in out.broker_ids:
+            raise InputError(f"two of the log dirs given are broker {broker_id} "
+                             f"({_dirs(out.log_dirs[out.broker_ids.index(broker_id)])} and {_dirs(resolved)}): "
+                             "give each broker once, or name them with --broker ID=DIR")
         out.broker_ids.append(broker_id)
         for p in report.partitions:
             if p.suffix is not None or p.topic == METADATA_TOPIC:
                 continue
             groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
+    clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
+    if len(clusters) > 1:
+        which = "; ".join(f"broker {b}: {r.broker.cluster_id}" for b, r in zip(out.broker_ids, out.reports))
+        raise InputError(f"these brokers belong to different clusters ({which}): replicas of one partition live "
+                         "in one cluster; replay each cluster on its own")
     out.groups = dict(groups)
     return out
+
+
+def _dirs(dirs: list[Any]) -> str:
+    return ", ".join(str(getattr(d, "path", d)) for d in dirs)
 
 
 def batch_digests(replica: Replica, log: BatchLog, limit: int = 1000) -> list[RecordDigest]:

@@ -232,3 +232,17 @@ def test_scenario_metadata_logs_agree_with_the_brokers_epochs():
                                                                             "kafka-7415-leader-not-written"),
                                                "--format", "json"]).stdout)
     assert [(e["leader"], e["leader_epoch"]) for e in doc["partitions"][0]["timeline"]] == [(1, 0), (2, 1), (1, 2)]
+
+
+def test_brokers_of_different_clusters_or_given_twice_are_usage_errors():
+    scen = ROOT / "fixtures" / "scenarios"
+    r = CliRunner().invoke(main, ["replay", str(scen / "healthy-3-brokers" / "broker-1"),
+                                  str(scen / "lagging-follower" / "broker-2")])
+    assert r.exit_code == 2 and "different clusters" in r.output
+    assert "scenario-healthy-3-brokers" in r.output and "scenario-lagging-follower" in r.output
+    r = CliRunner().invoke(main, ["replay", str(scen / "healthy-3-brokers" / "broker-1"),
+                                  str(scen / "healthy-3-brokers" / "broker-1")])
+    assert r.exit_code == 2 and "broker 1" in r.output
+    r = CliRunner().invoke(main, ["replay", "--broker", f"1={scen / 'healthy-3-brokers' / 'broker-1'}",
+                                  "--broker", f"1={scen / 'healthy-3-brokers' / 'broker-2'}"])
+    assert r.exit_code == 2 and "twice" in r.output
