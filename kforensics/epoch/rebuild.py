@@ -18,6 +18,7 @@ from .versions import KafkaVersion, as_version
 
 #: the key of the row before the first one: never equal to a real key
 _NO_KEY = -3
+NO_KEY = _NO_KEY
 _LEGACY_KEY = -2
 #: the key of a v2 row whose base offset is negative (damage outside the CRC): never equal to a real key
 _BAD_OFFSET_KEY = -4

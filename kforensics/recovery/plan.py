@@ -63,6 +63,7 @@ class RecoveryPlan:
     rebuilds_indexes: list[str] = field(default_factory=list)
     damage_kept: str | None = None  # a segment whose damage stays (recovery skips it)
     damage_kept_position: int | None = None
+    damage_kept_offset: int | None = None  # the offset where the kept damage starts (its segment's valid end)
     damage_kept_is_torn_tail: bool = False  # only a torn final entry: readers stop before it, as at the file's end
     load_fails: bool = False  # Kafka cannot load this log (the broker does not start)
     # Kafka (0.11+) cannot read the leader-epoch-checkpoint: up to 3.2 the broker does not start, from 3.3
@@ -97,6 +98,7 @@ def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recove
         bad = next((s for s in segs if s.first_invalid_position is not None), None)
         if bad is not None:
             plan.damage_kept, plan.damage_kept_position = bad.path, bad.first_invalid_position
+            plan.damage_kept_offset = bad.valid_end_offset if bad.valid_end_offset is not None else bad.base_offset
             plan.damage_kept_is_torn_tail = _torn_tail(bad)
         # LogSegment.readNextOffset reads the active segment on from its last index entry: if it walks into
         # a range the reader refuses (zeros, a size below the minimum) it throws and the broker does not start
@@ -112,6 +114,7 @@ def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recove
     below = next((s for s in segs[:start] if s.first_invalid_position is not None), None)
     if below is not None:
         plan.damage_kept, plan.damage_kept_position = below.path, below.first_invalid_position
+        plan.damage_kept_offset = below.valid_end_offset if below.valid_end_offset is not None else below.base_offset
         plan.damage_kept_is_torn_tail = _torn_tail(below)
     if start < len(segs):
         plan.recovers = True

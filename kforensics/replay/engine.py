@@ -28,7 +28,7 @@ import numpy as np
 from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import Finding, finding
 from .divergence import Divergence, compared_from, divergence
-from .replica import FETCHED, BatchLog, Replica, first_difference
+from .replica import FETCHED, BatchLog, Prefix, Replica, first_difference
 from .restart import Restarted, restart
 from .truncation import Decision, ReplicaState, catch_up, truncate_follower
 from .verdicts import Verdict, verdict_over
@@ -43,15 +43,16 @@ class EpochRun:
     epoch: int
 
 
-def epoch_runs(log: BatchLog) -> list[EpochRun]:
-    """A log reduced to its runs of one epoch (what a timeline plot draws)."""
-    if not len(log):
-        return []
-    ep = log.col("partition_leader_epoch")
-    base, last = log.col("base_offset"), log.col("last_offset")
-    starts = np.flatnonzero(np.concatenate(([True], ep[1:] != ep[:-1])))
-    ends = np.concatenate((starts[1:] - 1, [len(ep) - 1]))
-    return [EpochRun(int(base[a]), int(last[b]), int(ep[a])) for a, b in zip(starts.tolist(), ends.tolist())]
+def epoch_runs(log: BatchLog, prefix: Prefix | None = None) -> list[EpochRun]:
+    """A log reduced to its runs of one epoch (what a timeline plot draws); ``prefix`` adds the runs of a
+    windowed replica's elided batches."""
+    runs = list(prefix.runs) if prefix is not None else []
+    for run in log.runs():
+        if runs and runs[-1][2] == run[2]:
+            runs[-1] = (runs[-1][0], run[1], run[2])
+        else:
+            runs.append(run)
+    return [EpochRun(a, b, e) for a, b, e in runs]
 
 
 @dataclass
@@ -111,9 +112,8 @@ def choose_leader(replicas: list[Replica], loaded: dict[int, Restarted] | None =
     def key(r: Replica):
         if loaded is not None:
             rs = loaded[r.broker_id]
-            ep = rs.log.col("partition_leader_epoch")
             latest = max(rs.cache.latest_epoch if rs.cache.latest_epoch is not None else -1,
-                         int(ep.max()) if len(ep) else -1)
+                         r.max_batch_epoch(rs.log))
             return latest, rs.log_end_offset if rs.log_end_offset is not None else r.log_start, -r.broker_id
         return r.latest_epoch if r.latest_epoch is not None else -1, r.log_end_offset, -r.broker_id
 
@@ -222,8 +222,9 @@ def replay_partition(
         out = outcomes[b]
         out.log_end_offset_after = st.leo if b not in offline else out.log_end_offset_before
         out.epoch_cache = st.cache.entries
-        out.log_before, out.log_after = epoch_runs(by_id[b].log), epoch_runs(st.log if b not in offline else
-                                                                                 by_id[b].log)
+        prefix = by_id[b].prefix
+        out.log_before = epoch_runs(by_id[b].log, prefix)
+        out.log_after = epoch_runs(st.log if b not in offline else by_id[b].log, prefix)
         if b in offline:
             out.verdicts = [Verdict("LOG_LOAD_FAILS", cause="restart", detail=loaded[b].notes[0])]
             continue

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
 
 from ..findings import Finding, finding
+from ..epoch.versions import parse_kafka_version
 from .engine import PartitionReplay, WhatIf, replay_partition
-from .replica import Replica
+from .replica import NeedRows, Replica
+from .summary import CHUNK_OFFSETS, ReplicaSummary, summarize, window_floor, windowed
 
 LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
 
@@ -59,13 +60,49 @@ def with_evidence(events: list[dict[str, Any]], entries: list[Any]) -> list[dict
     return out
 
 
+Reload = Callable[[int], list[Replica]]
+
+
+def _windows(replicas: list[Replica], kafka_version: str, summaries: list[ReplicaSummary] | None,
+             reload: Reload | None) -> tuple[list[Replica], Reload]:
+    """The replicas the replay starts from, and how it gets batches below their window when it must."""
+    if reload is not None:
+        return replicas, reload  # windowed by the caller, who knows where the rest is
+    mode = parse_kafka_version(kafka_version)
+    floor = window_floor(summaries or [summarize(r) for r in replicas], mode)
+    size = (summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS)
+
+    def lower(offset: int) -> list[Replica]:
+        return windowed(replicas, max(0, offset - offset % size - size) if offset > 0 else 0)
+
+    return windowed(replicas, floor), lower
+
+
+def _replay(replicas: list[Replica], reload: Reload, **kw) -> tuple[PartitionReplay, list[Replica]]:
+    """``replay_partition``, widening the window each time the replay reaches below it."""
+    while True:
+        try:
+            return replay_partition(replicas=replicas, **kw), replicas
+        except NeedRows as e:
+            wider = reload(e.offset)
+            if all(w.window_start >= r.window_start for w, r in zip(wider, replicas)) and any(
+                    r.prefix is not None for r in replicas):
+                wider = reload(0)  # no progress: take everything
+            replicas = wider
+
+
 def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: str = "latest",
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
-                 what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None) -> PartitionReplay:
+                 what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None,
+                 summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None) -> PartitionReplay:
     """Replay one partition group, with the controller's record when there is one.
 
-    ``digests(replica, batches)`` reads back the records of each verdict's
-    batches (the CLI's ``--digests``); None leaves them out.
+    The replay works on the batches from where the replicas' summaries say
+    they can differ (:mod:`.summary`): with every batch at hand, pass the
+    replicas whole (and their ``summaries`` if computed during the scan);
+    a caller that loaded only a window passes ``reload(offset)``, which
+    returns the group windowed lower.  ``digests(replica, batches)`` reads
+    back the records of each verdict's batches (the CLI's ``--digests``).
     """
     ids = [r.broker_id for r in replicas]
     topic_id = next((r.topic_id for r in replicas if r.topic_id), None)
@@ -75,7 +112,9 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
             events = election_events(entries, ids)
         elif events is not None:
             events = with_evidence(events, entries)
-    rp = replay_partition(topic, partition, replicas, kafka_version=kafka_version, leader=leader, events=events)
+    work, reload = _windows(replicas, kafka_version, summaries, reload)
+    rp, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
+                       events=events)
     if entries:
         rp.findings += controller_checks(timeline, topic, partition, replicas, entries)
         rp.timeline = entries
@@ -88,7 +127,8 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     if what_if:
         rp.what_if = []
         for cand in sorted(ids):
-            alt = replay_partition(topic, partition, replicas, kafka_version=kafka_version, leader=cand)
+            alt, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version,
+                                leader=cand)
             if alt.leader != cand:
                 continue  # its log does not load: it cannot lead
             rp.what_if.append(WhatIf(cand, lost_records(alt), alt.verdict_codes()))
@@ -108,8 +148,8 @@ def controller_checks(timeline: Any, topic: str, partition: int, replicas: list[
 
     out: list[Finding] = []
     for r in replicas:
-        ep = r.log.col("partition_leader_epoch")
-        seen = np.unique(ep[ep >= 0]).tolist()
+        # every epoch a batch carries starts a run, so the transitions name them all (elided batches included)
+        seen = sorted({e for e, _b, m in r.transitions() if m >= 2 and e >= 0})
         out += check_replica_epochs(timeline, topic=topic, partition=partition, topic_id=r.topic_id,
                                     broker_id=r.broker_id, checkpoint=r.epoch_checkpoint, batch_epochs=seen,
                                     file=r.source)

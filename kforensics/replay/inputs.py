@@ -15,6 +15,7 @@ from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from .replica import COLUMNS, BatchLog, Replica
+from .summary import ReplicaSummary, SummaryBuilder
 from .verdicts import RecordDigest
 
 
@@ -24,21 +25,27 @@ class ReplicaCollector:
     def __init__(self):
         self.parts: dict[str, list[np.ndarray]] = defaultdict(list)
         self.segments: dict[str, list[Any]] = defaultdict(list)
+        self.digests: dict[str, SummaryBuilder] = defaultdict(SummaryBuilder)
+        self.summaries: dict[str, ReplicaSummary] = {}  # by partition dir, once its replica is built
 
     def __call__(self, pd: PartitionLog, seg: LogSegment, t: BatchTable) -> None:
         key = str(pd.path)
         segs = self.segments[key]
         if not segs or segs[-1] is not seg.log:
             segs.append(seg.log)
-        self.parts[key].append(replay_columns(t, len(segs) - 1))
+        rows = replay_columns(t, len(segs) - 1)
+        self.parts[key].append(rows)
+        self.digests[key].feed(rows)  # the replica's summary, as Spark's executors compute it
 
     def replica(self, broker_id: int, p: PartitionScan, cluster_id: str | None = None) -> Replica:
         parts = self.parts.pop(p.path, [])
         data = np.concatenate(parts) if parts else BatchLog.empty().data
-        return Replica(broker_id, BatchLog(data), log_start=p.log_start_offset or 0, high_watermark=p.high_watermark,
-                       epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
-                       segments=self.segments.pop(p.path, []), recovery=p.recovery,
-                       clean_shutdown=p.recovery.clean_shutdown, cluster_id=cluster_id, topic_id=p.topic_id)
+        r = Replica(broker_id, BatchLog(data), log_start=p.log_start_offset or 0, high_watermark=p.high_watermark,
+                    epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
+                    segments=self.segments.pop(p.path, []), recovery=p.recovery,
+                    clean_shutdown=p.recovery.clean_shutdown, cluster_id=cluster_id, topic_id=p.topic_id)
+        self.summaries[p.path] = self.digests.pop(p.path, SummaryBuilder()).finish(r)
+        return r
 
 
 def replay_columns(t: BatchTable, segment: int) -> np.ndarray:
@@ -62,6 +69,7 @@ class LoadedBrokers:
     """Every broker's scan and the replicas of each partition, grouped across brokers."""
 
     groups: dict[tuple[str, int], list[Replica]] = field(default_factory=dict)
+    summaries: dict[tuple[str, int], list[ReplicaSummary]] = field(default_factory=dict)  # per group, in order
     reports: list[ScanReport] = field(default_factory=list)
     broker_ids: list[int] = field(default_factory=list)
     log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
@@ -94,6 +102,7 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
             if p.suffix is not None or p.topic == METADATA_TOPIC:
                 continue
             groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
+            out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))
     clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
     if len(clusters) > 1:
         which = "; ".join(f"broker {b}: {r.broker.cluster_id}" for b, r in zip(out.broker_ids, out.reports))

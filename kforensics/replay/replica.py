@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..epoch.cache import LeaderEpochCache
-from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
+from ..epoch.rebuild import NO_KEY, epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion
 from ..recovery.plan import RecoveryPlan
 
@@ -159,9 +159,44 @@ class BatchLog:
         bad = np.flatnonzero(self.col("crc_valid") == 0)
         return int(bad[0]) if len(bad) else None
 
+    def runs(self) -> list[tuple[int, int, int]]:
+        """(first offset, last offset, epoch) of each run of consecutive batches of one epoch."""
+        if not len(self):
+            return []
+        ep = self.col("partition_leader_epoch")
+        base, last = self.col("base_offset"), self.col("last_offset")
+        starts = np.flatnonzero(np.concatenate(([True], ep[1:] != ep[:-1])))
+        ends = np.concatenate((starts[1:] - 1, [len(ep) - 1]))
+        return [(int(base[a]), int(last[b]), int(ep[a])) for a, b in zip(starts.tolist(), ends.tolist())]
+
     def epoch_transitions(self) -> list[tuple[int, int, int]]:
         """(epoch, base offset, magic) where the epoch or the format changes: all a cache rebuild needs."""
         return epoch_transitions(self.col("partition_leader_epoch"), self.col("base_offset"), self.col("magic"))[0]
+
+
+class NeedRows(Exception):
+    """The replay reached below a windowed replica's window: its batches from ``offset`` on are needed."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"the replay needs the batches from offset {offset} on")
+        self.offset = offset
+
+
+@dataclass
+class Prefix:
+    """The batches below a replica's window, reduced to what replay needs of them.
+
+    A group of replicas is windowed at one offset below which every replica
+    holds the same batches (their digests agree), so nothing compares them;
+    the replay needs only their epoch transitions (for the caches and the
+    plots) and their extent.  Reaching below the window raises
+    :class:`NeedRows`, and the caller reloads a lower window.
+    """
+
+    end: int  # next offset after the last elided batch: the window starts there
+    transitions: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, base offset, magic)
+    last_key: int = NO_KEY  # the epoch key of the last elided batch (see epoch.rebuild.epoch_transitions)
+    runs: list[tuple[int, int, int]] = field(default_factory=list)  # (first, last offset, epoch) per epoch run
 
 
 @dataclass
@@ -170,7 +205,8 @@ class Replica:
 
     ``recovery`` is the scan's plan of what loading does at the next start;
     None for a replica that no disk stands behind (a test's, a benchmark's),
-    whose checkpoint is then taken to reflect its batches.
+    whose checkpoint is then taken to reflect its batches.  ``prefix``, when
+    set, stands for the batches below ``log`` (a windowed replica).
     """
 
     broker_id: int
@@ -186,11 +222,29 @@ class Replica:
     cluster_id: str | None = None
     topic_id: str | None = None  # from partition.metadata
     notes: list[str] = field(default_factory=list)
+    prefix: Prefix | None = None
+
+    @property
+    def window_start(self) -> int:
+        """The lowest offset whose batch the replay holds (0 unless windowed)."""
+        return self.prefix.end if self.prefix is not None else 0
 
     @property
     def log_end_offset(self) -> int:
         end = self.log.end_offset
-        return end if end is not None else self.log_start
+        if end is not None:
+            return end
+        return self.prefix.end if self.prefix is not None else self.log_start
+
+    def transitions(self, log: BatchLog | None = None) -> list[tuple[int, int, int]]:
+        """(epoch, base offset, magic) where the epoch or format changes, over the whole log (elided prefix
+        included); ``log`` replaces the window's rows (a log the replay has since changed)."""
+        log = self.log if log is None else log
+        if self.prefix is None:
+            return log.epoch_transitions()
+        rows, _ = epoch_transitions(log.col("partition_leader_epoch"), log.col("base_offset"), log.col("magic"),
+                                    self.prefix.last_key)
+        return self.prefix.transitions + rows
 
     def segment_index(self, path: str | None) -> int | None:
         """The index in ``segments`` of a segment named by a path (compared by file name)."""
@@ -208,14 +262,45 @@ class Replica:
             return LeaderEpochCache(self.epoch_checkpoint, mode=mode)
         if self.recovery is not None:
             return LeaderEpochCache(mode=mode)  # Kafka creates a missing checkpoint empty
-        return rebuild_from_batches(self.log.epoch_transitions(), mode)[0]
+        return rebuild_from_batches(self.transitions(), mode)[0]
+
+    def max_batch_epoch(self, log: BatchLog | None = None) -> int:
+        """The highest epoch any batch carries (-1 when none)."""
+        log = self.log if log is None else log
+        ep = log.col("partition_leader_epoch")
+        top = int(ep.max()) if len(ep) else -1
+        if self.prefix is not None and self.prefix.transitions:
+            top = max(top, max(e for e, _, _ in self.prefix.transitions))
+        return top
 
     @property
     def latest_epoch(self) -> int | None:
-        ep = self.log.col("partition_leader_epoch")
+        top = self.max_batch_epoch()
         if self.epoch_checkpoint:
-            return max(self.epoch_checkpoint[-1][0], int(ep.max()) if len(ep) else -1)
-        return int(ep.max()) if len(ep) and ep.max() >= 0 else None
+            return max(self.epoch_checkpoint[-1][0], top)
+        return top if top >= 0 else None
+
+
+def elide(r: Replica, floor: int) -> Replica:
+    """``r`` windowed at ``floor``: its batches ending below ``floor`` become a :class:`Prefix`."""
+    from dataclasses import replace
+
+    floor = max(0, floor)
+    if floor <= (r.window_start if r.prefix is not None else 0) and r.prefix is None:
+        return r
+    log = r.log
+    keep_from = int(np.searchsorted(log.col("last_offset"), floor, side="left")) if log.is_sorted() else 0
+    if keep_from == 0 and r.prefix is None:
+        return r
+    head = BatchLog(log.data[:keep_from])
+    rows, key = epoch_transitions(head.col("partition_leader_epoch"), head.col("base_offset"), head.col("magic"),
+                                  r.prefix.last_key if r.prefix is not None else NO_KEY)
+    end = head.end_offset if len(head) else r.window_start
+    runs = list(r.prefix.runs) if r.prefix is not None else []
+    for run in head.runs():
+        runs[-1:] = [(runs[-1][0], run[1], run[2])] if runs and runs[-1][2] == run[2] else runs[-1:] + [run]
+    prefix = Prefix(end, (r.prefix.transitions if r.prefix is not None else []) + rows, key, runs)
+    return replace(r, log=BatchLog(log.data[keep_from:]), prefix=prefix, notes=list(r.notes))
 
 
 def first_difference(a: BatchLog, b: BatchLog, floor: int = -1) -> int | None:

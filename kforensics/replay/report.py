@@ -10,6 +10,7 @@ from .engine import PartitionReplay
 from .group import LOSS_CODES, lost_records, replay_group  # noqa: F401  (re-exported for the front ends)
 from .inputs import batch_digests, load_replicas
 
+
 @dataclass
 class BrokerInput:
     """One broker whose log dirs were read."""
@@ -27,6 +28,21 @@ class ReplayReport:
     brokers: list[BrokerInput]
     partitions: list[PartitionReplay]
     findings: list[Finding] = field(default_factory=list)  # from the metadata log, when one was read
+    # what the replay read, for the analyses that read more of the same evidence (consumer offsets, transactions):
+    # per broker id its resolved log dirs (path objects: directories, archive members, remote files), and the
+    # controller's election timeline (None without a metadata log); private: not part of the JSON
+    _log_dirs: dict[int | None, list[Any]] = field(default_factory=dict, repr=False)
+    _timeline: Any = field(default=None, repr=False)
+
+    @property
+    def log_dirs(self) -> dict[int | None, list[Any]]:
+        """Broker id -> the log dirs read for it (openable paths, also inside archives)."""
+        return self._log_dirs or {b.broker_id: list(b.log_dirs) for b in self.brokers}
+
+    @property
+    def timeline(self) -> Any:
+        """The controller's election timeline the replay followed (None without a KRaft metadata log)."""
+        return self._timeline
 
 
 def _timeline(loaded, metadata):
@@ -61,7 +77,8 @@ def replay_all(brokers, *, kafka_version: str = "latest", topic: str | None = No
     tl = _timeline(loaded, metadata)
     report = ReplayReport(kafka_version, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
-                          list(tl.findings) if tl is not None else [])
+                          list(tl.findings) if tl is not None else [],
+                          dict(zip(loaded.broker_ids, (list(d) for d in loaded.log_dirs))), tl)
     for (t, p), replicas in sorted(loaded.groups.items()):
         if (topic is not None and t != topic) or (partition is not None and p != partition):
             continue

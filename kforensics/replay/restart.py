@@ -23,7 +23,7 @@ import numpy as np
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import epoch_transitions
 from ..epoch.versions import KafkaVersion
-from .replica import BatchLog, Replica
+from .replica import BatchLog, NeedRows, Replica
 
 
 @dataclass
@@ -110,6 +110,10 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
     """The leader-epoch cache after loading (R6)."""
     if not mode.has_epochs:
         return LeaderEpochCache(mode=mode)
+    plan = r.recovery
+    if (r.prefix is not None and plan is not None and plan.recovers and plan.from_segment is not None
+            and plan.from_segment < r.prefix.end):
+        raise NeedRows(plan.from_segment)  # recovery re-reads batches below the window
     if r.recovery is None:
         cache = r.epoch_cache(mode)  # no disk behind this replica: its checkpoint stands for its batches
     else:
@@ -147,7 +151,7 @@ def restart(r: Replica, mode: KafkaVersion) -> Restarted:
                                 "3.2 the broker does not start, from 3.3 the log dir goes offline)"])
     cut = _cut_mask(r)
     kept, lost = r.log.select(~cut), r.log.select(cut)
-    log_end = kept.end_offset if len(kept) else r.log_start
+    log_end = kept.end_offset if len(kept) else (r.prefix.end if r.prefix is not None else r.log_start)
     cache = load_cache(r, kept, log_end, mode)
     hw = r.high_watermark or 0
     # Partition: min(checkpoint, LEO) up to 2.3; clamped to [log start, LEO] from 2.4

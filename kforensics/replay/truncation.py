@@ -35,7 +35,7 @@ import numpy as np
 
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.versions import KafkaVersion
-from .replica import FETCHED, BatchLog, Replica
+from .replica import FETCHED, BatchLog, NeedRows, Replica
 
 #: a backstop only: a repeating loop is found by its repeated state long before this
 MAX_ROUNDS = 10_000
@@ -65,6 +65,8 @@ class ReplicaState:
             if self.mode.kafka_10706:
                 self.cache.truncate_from_end(self.leo)  # before 2.6.1 Log.truncateTo returned untouched
             return self.leo
+        if self.replica.prefix is not None and offset < self.replica.prefix.end:
+            raise NeedRows(offset)
         idx = self.log.containing_cut(offset)
         keep, gone = self.log.split(idx)
         new_leo = min(offset, int(gone.col("base_offset")[0])) if len(gone) else offset

@@ -1,0 +1,145 @@
+"""Replica summaries and windowed replay: the window saves work and never changes an answer."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kforensics.epoch.versions import parse_kafka_version
+from kforensics.replay.group import replay_group
+from kforensics.replay.inputs import load_replicas
+from kforensics.replay.replica import BatchLog, NeedRows, Replica, elide
+from kforensics.replay.summary import SummaryBuilder, first_disagreement, summarize, window_floor
+from kforensics.scenario import load_scenario
+from kforensics.serialize import to_jsonable
+from tests.conftest import ROOT
+from tests.replay.test_histories import MODES, History
+from tests.replay.test_replay import history, ops
+
+SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
+
+
+def outcome(rp) -> dict:
+    """Everything a replay reports, as JSON values (verdicts, decisions, logs before and after, findings)."""
+    doc = to_jsonable(rp)
+    doc.pop("divergence")  # compared on disk, whole, in either case; checked separately below
+    return doc
+
+
+def rows(spec):
+    return BatchLog.from_rows([[o, o, e, 1000 + 7 * o + e, 1, 100, -1, 2] for o, e in spec])
+
+
+def test_digests_are_per_offset_range_and_equal_for_equal_batches():
+    a = Replica(1, rows([(o, 0) for o in range(10)]))
+    b = Replica(2, rows([(o, 0) for o in range(10)]))
+    c = Replica(3, rows([(o, 0) for o in range(7)] + [(7, 1), (8, 1), (9, 1)]))
+    sa, sb, sc = (summarize(r, chunk_offsets=4) for r in (a, b, c))
+    assert sa.chunks == [0, 1, 2] and sa.digests == sb.digests
+    assert sa.digests[:1] == sc.digests[:1] and sa.digests[1] != sc.digests[1]
+    assert first_disagreement([sa, sb]) is None
+    assert first_disagreement([sa, sb, sc]) == 4  # the range holding offset 7
+    # streaming in pieces gives the same digests as all at once
+    builder = SummaryBuilder(4)
+    for piece in np.array_split(np.ascontiguousarray(c.log.data), 3):
+        builder.feed(piece)
+    assert builder.finish(c).digests == sc.digests
+
+
+def test_a_shorter_log_and_a_log_start_inside_a_range_are_where_replicas_can_differ():
+    full = Replica(1, rows([(o, 0) for o in range(12)]))
+    short = Replica(2, rows([(o, 0) for o in range(9)]))
+    assert first_disagreement([summarize(full, 4), summarize(short, 4)]) == 8
+    trimmed = Replica(3, rows([(o, 0) for o in range(6, 12)]), log_start=6)
+    assert first_disagreement([summarize(full, 4), summarize(trimmed, 4)]) == 4
+    # retention that removed whole ranges is no difference
+    trimmed = Replica(3, rows([(o, 0) for o in range(8, 12)]), log_start=8)
+    assert first_disagreement([summarize(full, 4), summarize(trimmed, 4)]) is None
+
+
+def test_the_floor_reaches_down_to_recovery_damage_and_high_watermarks_without_epochs():
+    from kforensics.recovery.plan import RecoveryPlan
+
+    a = Replica(1, rows([(o, 0) for o in range(40)]), high_watermark=12)
+    b = Replica(2, rows([(o, 0) for o in range(40)]), high_watermark=12,
+                recovery=RecoveryPlan(recovers=True, from_segment=0, truncate_segment="x", log_end_offset=30,
+                                      lost_first_offset=30, lost_last_offset=39))
+    latest, old = parse_kafka_version("latest"), parse_kafka_version("0.10")
+    assert window_floor([summarize(a, 8), summarize(a, 8)], latest) == 32  # the last range is always kept
+    b.recovery.recovers = False
+    assert window_floor([summarize(a, 8), summarize(b, 8)], latest) == 24  # recovery's cut at 30
+    assert window_floor([summarize(a, 8), summarize(b, 8)], old) == 8  # 0.10 truncates to the HW 12
+
+
+def test_elided_batches_below_the_window_are_asked_for_when_the_replay_reaches_them():
+    from kforensics.replay.engine import replay_partition
+
+    lead = Replica(1, rows([(o, 0) for o in range(20)]), high_watermark=5, epoch_checkpoint=[(0, 0)])
+    fol = Replica(2, rows([(o, 0) for o in range(20)]), high_watermark=5, epoch_checkpoint=[(0, 0)])
+    windowed = [elide(lead, 16), elide(fol, 16)]
+    assert windowed[0].prefix.end == 16 and len(windowed[0].log) == 4 and windowed[0].log_end_offset == 20
+    with pytest.raises(NeedRows) as e:
+        replay_partition("t", 0, windowed, kafka_version="0.10", leader=1)  # HW truncation to 5
+    assert e.value.offset == 5
+    # the group function widens the window and gives the answer the whole logs give
+    got = replay_group("t", 0, windowed, kafka_version="0.10", leader=1,
+                       reload=lambda off: [elide(lead, off), elide(fol, off)])
+    want = replay_group("t", 0, [lead, fol], kafka_version="0.10", leader=1)
+    assert outcome(got) == outcome(want)
+
+
+@given(ops, st.integers(1, 3), st.sampled_from([1, 2, 3, 8]))
+@settings(max_examples=int(os.environ.get("KF_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_windowed_replay_equals_the_whole_replay_on_random_histories(draw, leader, chunk):
+    reps = history(draw)
+    for mode in MODES:
+        whole = replay_group("t", 0, reps, kafka_version=mode, leader=leader, summaries=[
+            summarize(r, 1 << 40) for r in reps])  # one range: no window
+        windowed = replay_group("t", 0, reps, kafka_version=mode, leader=leader,
+                                summaries=[summarize(r, chunk) for r in reps])
+        assert outcome(windowed) == outcome(whole), mode
+
+
+@given(st.lists(st.sampled_from([
+    ("produce", 2), ("follow", 2, 0), ("follow", 3, 1), ("commit",), ("crash", 2, 1, False), ("crash", 1, 2, True),
+    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True)]),
+    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from([1, 2, 4]))
+@settings(max_examples=max(20, int(os.environ.get("KF_EXAMPLES", "150")) // 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(ops_, pick, unclean, chunk):
+    from kforensics.kraft.timeline import build_timeline
+
+    h = History()
+    h.elect(1, False)
+    for o in ops_:
+        h.apply(o)
+    h.finish(pick, unclean)
+    with tempfile.TemporaryDirectory() as tmp:
+        sc = load_scenario(h.sb.write(Path(tmp) / "h"))
+        timeline = build_timeline(sc.metadata)
+        reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
+        for mode in MODES:
+            kw = dict(kafka_version=mode, events=sc.events, timeline=timeline)
+            whole = replay_group(sc.topic, sc.partition, reps, summaries=[summarize(r, 1 << 40) for r in reps], **kw)
+            windowed = replay_group(sc.topic, sc.partition, reps, summaries=[summarize(r, chunk) for r in reps],
+                                    **kw)
+            assert outcome(windowed) == outcome(whole), mode
+
+
+@pytest.mark.parametrize("sdir", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir):
+    sc = load_scenario(sdir)
+    reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
+    for mode in MODES:
+        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
+                             summaries=[summarize(r, 1 << 40) for r in reps])
+        windowed = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
+                                summaries=[summarize(r, 1) for r in reps])
+        assert outcome(windowed) == outcome(whole), mode
