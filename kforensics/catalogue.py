@@ -223,6 +223,8 @@ _("ARCHIVE_DAMAGED", HIGH, "an archive (or a member's data in it) that cannot be
 _("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not be read", "not applicable")
 _("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
   "not applicable: report it as a kforensics bug")
+_("REPLAY_FAILED", HIGH, "an internal error while replaying this partition group (Spark); the other groups went "
+  "on, and this one has no verdicts", "not applicable: report it as a kforensics bug")
 _("MORE_FINDINGS", INFO, "more findings of one code in one file than are listed", "not applicable")
 
 # ----------------------------------------------------------------------------- watermarks and recovery

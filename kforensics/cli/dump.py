@@ -30,23 +30,42 @@ from .json_out import dumps
 @click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanityCheck only.")
 @click.option("--cluster-metadata-decoder", is_flag=True,
               help="Decode KRaft metadata records (on by default for __cluster_metadata segments and snapshots).")
+@click.option("--offsets-decoder", "decoders", flag_value="--offsets-decoder", multiple=True,
+              help="Decode records as __consumer_offsets records (on by default in a __consumer_offsets-N dir).")
+@click.option("--transaction-log-decoder", "decoders", flag_value="--transaction-log-decoder", multiple=True,
+              help="Decode records as __transaction_state records (on by default in a __transaction_state-N dir).")
+@click.option("--share-group-state-decoder", "decoders", flag_value="--share-group-state-decoder", multiple=True,
+              help="Decode records as __share_group_state records (on by default in a __share_group_state-N dir).")
+@click.option("--remote-log-metadata-decoder", "decoders", flag_value="--remote-log-metadata-decoder",
+              multiple=True, help="Decode records as __remote_log_metadata records (on by default in a "
+                                  "__remote_log_metadata-N dir).")
 def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_index_only, index_sanity_check,
-         cluster_metadata_decoder):
+         cluster_metadata_decoder, decoders):
     """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
 
     The kind of each FILE is chosen by its name, as Kafka names files.  Damage
     is reported on stderr (text) or as finding objects (json), and the dump
-    goes on past it.
+    goes on past it.  Records of Kafka's internal topics (consumer offsets,
+    transaction state, share-group state, remote log metadata) are decoded by
+    the topic of the file's partition directory when records are shown
+    (--deep), or forced with kafka-dump-log's decoder flags (which imply
+    --deep); a record that does not decode is a finding.
 
     \b
     Examples:
       kforensics dump 00000000000000000000.log
       kforensics dump --deep --print-data 00000000000000000000.log
+      kforensics dump --deep __consumer_offsets-7/00000000000000000000.log
+      kforensics dump --offsets-decoder copy-of-offsets/00000000000000000000.log
       kforensics dump --verify-index-only 00000000000000000000.index
       kforensics dump --format json leader-epoch-checkpoint meta.properties
     """
+    chosen = sorted(set(decoders)) + (["--cluster-metadata-decoder"] if cluster_metadata_decoder else [])
+    if len(chosen) > 1:
+        raise click.UsageError(f"give one decoder, not {' and '.join(chosen)}")
     opts = dict(deep=deep or print_data or skip_record_metadata, print_data=print_data,
-                metadata=True if cluster_metadata_decoder else None, max_bytes=max_bytes)
+                metadata=True if cluster_metadata_decoder else None, max_bytes=max_bytes,
+                decoder=decoders[0] if decoders else None)
     findings: list[Finding] = []
     out = sys.stdout
     for path in files:
@@ -74,6 +93,15 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
         echo_findings(findings)
     out.flush()
     sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
+
+
+def decoded_object(rec) -> dict:
+    """An internal-topic record in NDJSON: its decoder, record types, and key and payload as kafka-dump-log's
+    decoder gives them (``{"type": ..., "data": {...}}``, ``{"version": ..., "data": {...}}``; ``"<DELETE>"`` for a
+    tombstone; null where they do not decode: the finding objects say why)."""
+    return {"decoder": rec.decoder, "type_id": rec.type_id, "key_type": rec.key_type, "value_type": rec.value_type,
+            "value_version": rec.value_version, "tombstone": rec.tombstone, "key": rec.kafka_key(),
+            "payload": rec.kafka_payload()}
 
 
 def _unreadable(path: str, e: OSError) -> Finding:
@@ -104,7 +132,8 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             if isinstance(ev, BatchEvent):
                 out.write(batch_line(ev.entry) + "\n")
             else:
-                out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata) + "\n")
+                out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata,
+                                      ev.internal) + "\n")
         elif isinstance(ev, BatchEvent):
             out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry)}) + "\n")
         else:
@@ -115,6 +144,8 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             obj = {"kind": "record", "file": path, "batch_position": ev.entry.position, **rec}
             if ev.metadata is not None:
                 obj["metadata"] = ev.metadata
+            if ev.internal is not None:
+                obj["decoded"] = decoded_object(ev.internal)
             out.write(dumps(obj) + "\n")
     if fmt == "text":
         if result.non_consecutive:

@@ -17,6 +17,7 @@ from .common import payload_text, printable
 
 
 if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
+    from ..formats.internal_topics import CoordinatorRecord
     from ..log.records import BatchEntry, Record
 
 
@@ -58,9 +59,33 @@ def _compact(obj: Any) -> str:
     return printable(json.dumps(to_jsonable(obj), ensure_ascii=False, separators=(",", ":")))
 
 
+def _kafka_json(obj: Any) -> str:
+    """JSON as kafka-dump-log prints its decoders' output (Jackson's compact form), escaped for a terminal."""
+    return printable(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+
+def internal_parts(rec: "CoordinatorRecord", offset: int) -> list[str]:
+    """What kafka-dump-log's internal-topic decoders print after a record's metadata: ``key: {...} payload:
+    {...}`` (``payload: <DELETE>`` for a tombstone), or its ``Unknown record type`` / ``Error at offset`` text;
+    the remote-log-metadata decoder prints no key."""
+    codes = {f.code for f in rec.findings}
+    first = rec.findings[0].message if rec.findings else "does not decode"
+    error = f"Error at offset {offset}, skipping. {printable(first)}"
+    payload = rec.kafka_payload()
+    if rec.decoder == "remote-log-metadata":
+        return [f"payload: {_kafka_json(payload) if payload is not None else error}"]
+    key = rec.kafka_key()
+    if key is None and "INTERNAL_RECORD_UNKNOWN_TYPE" in codes:
+        return [f"key: Unknown record type {rec.type_id} at offset {offset}, skipping."]
+    if key is None or payload is None:
+        return [f"key: {error}"]
+    return [f"key: {_kafka_json(key)}", f"payload: {payload if isinstance(payload, str) else _kafka_json(payload)}"]
+
+
 def record_line(batch: "BatchEntry", r: "Record", print_data: bool, metadata: dict | None = None,
-                skip_metadata: bool = False) -> str:
-    """The kafka-dump-log ``| offset: ...`` line for one record."""
+                skip_metadata: bool = False, internal: "CoordinatorRecord | None" = None) -> str:
+    """The kafka-dump-log ``| offset: ...`` line for one record (``internal``: the record decoded by an
+    internal topic's decoder, printed as kafka-dump-log's decoder prints it)."""
     parts = []
     if not skip_metadata:
         parts.append(f"offset: {r.offset} {batch.timestamp_type}: {r.timestamp} keySize: {r.key_size} "
@@ -81,6 +106,8 @@ def record_line(batch: "BatchEntry", r: "Record", print_data: bool, metadata: di
             parts.append(f"controlType: {kind}({control.get('typeId')})")
     elif metadata is not None:
         parts.append(f"payload: {_compact(metadata)}")
+    elif internal is not None:
+        parts += internal_parts(internal, r.offset)
     elif print_data:
         if r.key is not None:
             parts.append(f"key: {payload_text(r.key)}")

@@ -1,4 +1,4 @@
-"""``kforensics replay``: what truncation does on each follower, and what it costs."""
+"""``kforensics replay``: what truncation does on each follower, and what it costs consumers and transactions."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ import click
 from . import EXIT_CLEAN, EXIT_FINDINGS
 from .common import printable, raised_in
 from .scan import _kafka_version
+from ..consumers.replay_impact import ReplayImpact, replay_impact  # noqa: F401 (the analysis; re-exported)
 
 #: verdicts that make replay exit 1
 BAD = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-       "LEADER_LACKS_COMMITTED", "NOT_CONVERGING"}
+       "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS"}
+#: findings of the consumer and transaction impact that make replay exit 1: a group was delivered records that no
+#: longer exist, will reset or skip records; a transaction's outcome is lost, or nobody will end it.  (A group whose
+#: consumer detects the truncation, GROUP_TRUNCATION_DETECTED, re-reads: its lost records are CONSUMED_RECORDS_LOST.)
+BAD_FINDINGS = {"CONSUMED_RECORDS_LOST", "GROUP_OFFSET_OUT_OF_RANGE", "GROUP_SKIPS_RECORDS", "TXN_MARKER_LOST",
+                "TXN_HANGING", "TXN_COORDINATOR_DISAGREES"}
 
 
 @click.command()
@@ -37,7 +43,10 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
     directory or .tar/.tgz archive holding one broker's log dirs, or use
-    --broker ID=DIR.
+    --broker ID=DIR.  Where the brokers' log dirs hold __consumer_offsets and
+    __transaction_state, the replay also says what it does to consumer groups
+    (records they consumed that are gone; reset, skip or re-read) and to
+    transactions (markers lost while the new leader keeps the data).
 
     \b
     Examples:
@@ -83,13 +92,20 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
             raise
         raise click.UsageError(printable(str(e))) from None
     report.findings += _archive_findings(brokers, metadata)
+    # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
+    impact = replay_impact(report, sc.log_dirs if scenario else report.log_dirs)
     if fmt == "json":
-        from .json_out import write_document
+        from ..serialize import to_jsonable
+        from .json_out import document, dumps
 
-        write_document("replay", report)
+        doc = document("replay", report)
+        doc["findings"] += to_jsonable(impact.findings)
+        doc.update(to_jsonable(impact))
+        sys.stdout.write(dumps(doc) + "\n")
     else:
-        render_replay_text(report, sys.stdout, digests=digests)
-    hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts)
+        render_replay_text(report, sys.stdout, digests=digests, impact=impact)
+    hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts) or \
+        any(f.code in BAD_FINDINGS for f in impact.findings)
     sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)
 
 

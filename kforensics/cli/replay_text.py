@@ -1,9 +1,10 @@
-"""The text of ``replay``: per partition the leader, how replicas compare, each replica's verdicts; a summary."""
+"""The text of ``replay``: per partition the leader, how replicas compare, each replica's verdicts; what that does
+to consumer groups and transactions; a summary."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..replay.engine import PartitionReplay
 from ..replay.report import ReplayReport
@@ -73,7 +74,77 @@ def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) 
         w(f"  least loss with broker {p.least_loss_leader} as leader\n")
 
 
-def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = False) -> None:
+def _offsets(ranges: list[tuple[int, int]]) -> str:
+    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in ranges) or "-"
+
+
+def _consumer_next(i: Any) -> str:
+    """What a group does when it resumes, in one line (the finding on its commit record gives the reasoning)."""
+    verb = "seeks to" if i.outcome == "TRUNCATION_DETECTED" else "fetches at"
+    text = i.outcome + (f": {verb} {i.next_position}" if i.next_position is not None else "")
+    if i.outcome in ("OFFSET_OUT_OF_RANGE", "RESET_UNDEFINED_EPOCH"):
+        text += ": resets per auto.offset.reset"
+        if i.skipped:
+            text += f"; with latest it never receives {_offsets(i.skipped)}"
+        if i.reread:
+            text += f"; with earliest it receives {_offsets(i.reread)} again"
+        return text
+    if i.skipped:
+        text += f"; never receives {_offsets(i.skipped)} (the new leader's records there)"
+    if i.reread:
+        text += f"; receives {_offsets(i.reread)} again"
+    return text
+
+
+def render_consumer_impact(impact: Any, out: TextIO, *, digests: bool = False) -> None:
+    """Per affected group and partition: what it consumed that is gone, and what it does when it resumes."""
+    w = out.write
+    co = impact.committed
+    groups = {i.group for i in impact.consumer_impact}
+    w(f"\nconsumer impact: {len(groups)} group(s) affected ({len(co.offsets)} committed offset(s) of the partitions "
+      f"that lose records, read from {len(co.partitions_read)} __consumer_offsets partition copies)\n")
+    for i in impact.consumer_impact:
+        epoch = f" (leader epoch {i.committed_leader_epoch})" if i.committed_leader_epoch is not None else ""
+        serves = f"{i.log_start_offset}-{i.log_end_offset - 1}" if i.log_end_offset > i.log_start_offset else "nothing"
+        w(f"  {printable(i.topic)}-{i.partition} group {printable(i.group)}: committed {i.committed_offset}{epoch}; "
+          f"the new leader, broker {i.leader}, serves {serves}\n")
+        if i.consumed_lost:
+            w(f"      consumed {_offsets(i.consumed_lost)} ({i.consumed_lost_records} records), which no longer "
+              "exist\n")
+        w(f"      {_consumer_next(i)}\n")
+        if digests and i.digests:
+            for dg in i.digests[:20]:
+                w(f"        offset {dg.offset} key {_s(dg.key_sha256)} value {_s(dg.value_sha256)}\n")
+            if len(i.digests) > 20:
+                w(f"        … {len(i.digests) - 20} more records (all in --format json)\n")
+
+
+def render_transactions(impact: Any, out: TextIO) -> None:
+    """Per partition that loses records and has transactions: the new leader's last stable offset and open
+    transactions, and the transactions reopened by lost markers."""
+    shown = [a for a in impact.transactions if a.reopened or (a.leader_transactions is not None
+                                                              and a.leader_transactions.transactional_batches)]
+    if not shown:
+        return
+    w = out.write
+    reopened = sum(len(a.reopened) for a in shown)
+    w(f"\ntransactions after the replay: {reopened} reopened by lost markers\n")
+    for a in shown:
+        lt = a.leader_transactions
+        w(f"  {printable(a.topic)}-{a.partition} on the new leader, broker {a.leader}: "
+          f"LSO {_s(lt.last_stable_offset)}, {len(lt.open)} open, {lt.commits} committed, {lt.aborts} aborted\n")
+        for t in lt.open:
+            coord = f", coordinator: {printable(t.coordinator_state)}" if t.coordinator_state else ""
+            w(f"      {'HANGING' if t.hanging else 'open'}: producer {t.producer_id} (epoch {t.producer_epoch}) from "
+              f"offset {t.first_offset} to {t.last_offset}{coord}\n")
+        for r in a.reopened:
+            w(f"      REOPENED: producer {r.producer_id} from offset {r.first_offset}: broker {r.broker_id}'s "
+              f"{r.marker.control_type} marker at offset {r.marker.offset} is lost ({r.verdict})\n")
+
+
+def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = False, impact: Any = None) -> None:
+    """The replay's text; ``impact`` (a :class:`~kforensics.cli.replay.ReplayImpact`) adds the consumer-impact and
+    transactions sections and their findings."""
     out.write(f"replay with Kafka {report.kafka_version} rules, {len(report.partitions)} partition(s) on "
               f"{len(report.brokers)} broker(s)\n")
     for f in report.findings:
@@ -83,5 +154,22 @@ def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = Fal
         render_partition(p, out, digests=digests)
         for r in p.replicas:
             counts.update(v.code for v in r.verdicts)
+    extra = ""
+    if impact is not None:
+        if impact.committed.offsets or impact.consumer_impact:
+            render_consumer_impact(impact, out, digests=digests)
+        if impact.transactions:
+            render_transactions(impact, out)
+        if impact.findings:
+            out.write(f"\n{len(impact.findings)} finding(s) of the consumer and transaction impact\n")
+            for f in sorted(impact.findings, key=lambda f: (-int(f.severity), f.file or "", f.position or 0)):
+                out.write(f"! {finding_line(f)}\n")
+        groups = len({(i.group, i.topic, i.partition) for i in impact.consumer_impact})
+        reopened = sum(len(a.reopened) for a in impact.transactions)
+        hanging = sum(len(a.leader_transactions.hanging) for a in impact.transactions
+                      if a.leader_transactions is not None)
+        extra = "".join(part for part, n in ((f"; {groups} group-partition(s) affected", groups),
+                                             (f"; {reopened} transaction(s) reopened", reopened),
+                                             (f"; {hanging} hanging transaction(s)", hanging)) if n)
     verdicts = ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (kv[0] == "OK", kv[0])))
-    out.write(f"\nsummary: {len(report.partitions)} partition(s): {verdicts or 'no replicas'}\n")
+    out.write(f"\nsummary: {len(report.partitions)} partition(s): {verdicts or 'no replicas'}{extra}\n")

@@ -35,10 +35,13 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     """Scan a broker's log dir(s) (several for JBOD) as forensic evidence.
 
     Reports per-partition facts (log start/end, high watermark, epoch caches,
-    producers, what recovery would cut at the next start) and findings with
-    file and byte position.  Nothing inside LOG_DIRS is ever written.  A
-    directory or a .tar/.tgz archive holding one broker's log dirs is
-    searched (archives are read in place, never extracted).
+    producers, open and hanging transactions and the last stable offset, what
+    recovery would cut at the next start) and findings with file and byte
+    position; transactions are checked against __transaction_state when the
+    log dirs hold it.  Nothing inside LOG_DIRS is ever written.  A directory
+    or a .tar/.tgz archive holding one broker's log dirs is searched
+    (archives are read in place, never extracted).  With --out, the
+    committed offsets of __consumer_offsets are decoded too.
 
     \b
     Examples:
@@ -48,6 +51,7 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
       kforensics scan /data/kafka-logs --out /tmp/evidence
     """
     from ..scan.broker import scan_log_dirs
+    from ..scan.partition import CoordinatorSource, transaction_coordinator
     from .scan_text import render_scan_text, resolve_log_dirs
 
     threshold = parse_fail_on(fail_on)
@@ -64,14 +68,23 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
         who = broker_identity(dirs)
         parquet = ScanParquet(out_dir, {"cluster": who.cluster_id, "broker_id": who.node_id})
     sink = parquet.batches if parquet is not None else None
-    if show:
-        from .progress import scan_with_progress
+    # the transaction coordinator's log, read once if a partition has transactions to check against it
+    coordinator = CoordinatorSource({None: dirs})
+    with transaction_coordinator(coordinator):
+        if show:
+            from .progress import scan_with_progress
 
-        report = scan_with_progress(dirs, kafka_version=kafka_version, batch_sink=sink)
-    else:
-        report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=sink)
+            report = scan_with_progress(dirs, kafka_version=kafka_version, batch_sink=sink)
+        else:
+            report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=sink)
+    if coordinator.view is not None:
+        _add_findings(report, coordinator.view.findings)  # its records that do not decode
     if parquet is not None:
-        parquet.finish(report)
+        from ..consumers.committed_offsets import TOPIC, coordinator_copies, read_committed_offsets
+
+        committed = read_committed_offsets(coordinator_copies({report.broker.node_id: dirs}, TOPIC))
+        _add_findings(report, committed.findings)
+        parquet.finish(report, committed)
     if fmt == "json":
         from .json_out import write_document
 
@@ -80,3 +93,11 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
         render_scan_text(report, sys.stdout, min_severity=shown, topics=set(topics))
     sys.exit(exit_for(report.all_findings(), threshold))
 
+
+def _add_findings(report, findings) -> None:
+    """Findings of a second reader of the scanned files (the coordinators' records), each reported once."""
+    seen = {(f.code, f.file, f.position) for f in report.all_findings()}
+    for f in findings:
+        if (f.code, f.file, f.position) not in seen:
+            seen.add((f.code, f.file, f.position))
+            report.findings.append(f)

@@ -1,4 +1,4 @@
-"""The text of ``scan``: the partitions table, the findings, one summary line.
+"""The text of ``scan``: the partitions table, open transactions, the findings, one summary line.
 
 On a terminal the table is drawn with rich when it fits the terminal with
 every partition name and number on one line (framed if there is room, else
@@ -78,6 +78,23 @@ def rows(report: ScanReport, topics: set[str]) -> list[list[str]]:
         out.append([printable(p.dir_name), str(len(p.segments)), str(p.batch_count), _s(p.log_start_offset),
                     _s(p.log_end_offset) + ("" if p.complete else "?"), _s(p.high_watermark), _s(p.uncommitted),
                     next_start(p), _epochs(p), f"{len(p.findings)}" + (f" ({worst})" if worst is not None else "")])
+    return out
+
+
+def transaction_lines(report: ScanReport, topics: set[str]) -> list[str]:
+    """One line per partition with transactions open at its log end: its last stable offset (where read_committed
+    consumers stop) and each open transaction, hanging or not."""
+    out = []
+    for p in sorted(report.partitions, key=lambda p: (p.topic, p.partition, p.dir_name)):
+        if (topics and p.topic not in topics) or not p.open_transactions:
+            continue
+        out.append(f"  {printable(p.dir_name)}: LSO {_s(p.last_stable_offset)} (HW {_s(p.high_watermark)}, "
+                   f"LEO {_s(p.log_end_offset)})")
+        for t in p.open_transactions:
+            age = f", {t.age_ms} ms old" if t.age_ms is not None else ""
+            coord = f", coordinator: {printable(t.coordinator_state)}" if t.coordinator_state else ""
+            out.append(f"    {'HANGING' if t.hanging else 'open'}: producer {t.producer_id} (epoch {t.producer_epoch}) "
+                       f"from offset {t.first_offset} to {t.last_offset}, {t.records} record(s){age}{coord}")
     return out
 
 
@@ -199,6 +216,14 @@ def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity 
     if table is None:  # a pipe, a file, or a terminal too narrow for whole names: every character, aligned
         out.write("partitions\n")
         for line in plain_table(COLUMNS, body, _LEFT):
+            out.write(line + "\n")
+    txn = transaction_lines(report, topics)
+    if txn:
+        hanging = sum(t.hanging for p in report.partitions if not topics or p.topic in topics
+                      for t in p.open_transactions)
+        out.write(f"\ntransactions open at the log end ({sum(line.startswith('    ') for line in txn)}, "
+                  f"{hanging} hanging; read_committed consumers stop at the LSO)\n")
+        for line in txn:
             out.write(line + "\n")
     findings = sorted(report.all_findings(), key=lambda f: (-int(f.severity), f.file or "", f.position or 0))
     if topics:

@@ -4,6 +4,15 @@ Records are decoded lazily and handed out one at a time, so dumping a batch of
 millions of records keeps one record in memory.  What kafka-dump-log reports
 at the end (non-consecutive offsets, invalid bytes at the end) is collected in
 :class:`SegmentDump` once the stream is consumed.
+
+Records of Kafka's internal topics are decoded as kafka-dump-log's decoders
+do (``--offsets-decoder``, ``--transaction-log-decoder``,
+``--share-group-state-decoder``, ``--remote-log-metadata-decoder``): by the
+topic of the partition directory the file is in, or forced by the flag's
+decoder (:func:`internal_decoder`).  A record that does not decode (an
+unknown record type or version, bytes that do not parse) is a finding placed
+at its batch, with the record's offset and the byte within its key or value
+as facts; the dump goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from typing import Any
 
 from ..checks.offsets import OffsetCheck, check_attributes
 from ..findings import DecodeError, Finding, FindingLog
+from ..formats.internal_topics import CoordinatorRecord, decoder_for_flag, decoder_for_topic
 from ..log.batch_table import COL, BatchTable
 from ..log.file_kinds import METADATA_TOPIC, FileKind, classify_name, parse_partition_dir_name
 from ..log.records import BatchEntry, EntryRecords, Record, batch_entry
@@ -30,6 +40,9 @@ class DumpOptions:
     print_data: bool = False  # keep keys and payloads
     metadata: bool | None = None  # decode KRaft metadata records (None: by file name)
     max_bytes: int | None = None  # read only this many bytes of a log (kafka-dump-log --max-bytes)
+    # decode an internal topic's records with this kafka-dump-log decoder flag (``--offsets-decoder`` ...);
+    # None: by the topic of the file's partition directory
+    decoder: str | None = None
 
 
 @dataclass
@@ -44,6 +57,7 @@ class RecordEvent:
     record: Record
     file: str
     metadata: dict[str, Any] | None = None  # the decoded KRaft metadata record
+    internal: CoordinatorRecord | None = None  # the decoded internal-topic record (key and value)
 
 
 @dataclass
@@ -71,14 +85,33 @@ def is_metadata_file(path: str, kind: FileKind, forced: bool | None) -> bool:
     return parent is not None and parent.topic == METADATA_TOPIC
 
 
+def partition_topic(path: str) -> str | None:
+    """The topic of the partition directory ``path`` is in (None when its directory is not one)."""
+    parent = parse_partition_dir_name(os.path.basename(os.path.dirname(os.path.abspath(path))))
+    return None if parent is None else parent.topic
+
+
+def internal_decoder(path: str, kind: FileKind, forced: str | None = None):
+    """The decoder module for the records of ``path``: the one kafka-dump-log's flag ``forced`` names, else the
+    internal topic's whose partition directory holds it (None: not an internal topic kforensics decodes)."""
+    if forced is not None:
+        return decoder_for_flag(forced)
+    if kind.kind != "log":
+        return None
+    topic = partition_topic(path)
+    return None if topic is None else decoder_for_topic(topic)
+
+
 def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
                  ) -> Iterator[BatchEvent | RecordEvent]:
     """The events of one file of batches; ``result`` (when given) receives the summary as the stream ends."""
     label = str(path)
     kind = classify_name(label)
     result = result if result is not None else SegmentDump(label, kind)
-    meta = is_metadata_file(label, kind, opts.metadata)
-    deep = opts.deep or opts.print_data or bool(opts.metadata)
+    # a decoder flag wins over the file's name; KRaft metadata records are never an internal topic's
+    meta = False if opts.decoder is not None and not opts.metadata else is_metadata_file(label, kind, opts.metadata)
+    internal = None if meta else internal_decoder(label, kind, opts.decoder)
+    deep = opts.deep or opts.print_data or bool(opts.metadata) or opts.decoder is not None
     log = FindingLog()
     reader = SegmentReader(path)
     prev_last: int | None = None
@@ -96,7 +129,7 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
             check_attributes(table, label, log.add)
             for row in table.data.tolist():
                 b = Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
-                yield from _entry_events(b, opts, deep, meta, label, log, result, prev_last)
+                yield from _entry_events(b, opts, deep, meta, internal, label, log, result, prev_last)
                 prev_last = b.last_offset
             if stop:
                 break
@@ -109,7 +142,7 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         result.findings = log.findings()
 
 
-def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, label: str,
+def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal: Any, label: str,
                   log: FindingLog, result: SegmentDump, prev_last: int | None) -> Iterator[BatchEvent | RecordEvent]:
     """One entry's batch event and, when deep, its record events (records decoded one at a time)."""
     entry = batch_entry(b)
@@ -126,13 +159,26 @@ def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, label: st
     yield BatchEvent(entry, label)
     if not deep:
         return
-    records = EntryRecords(b, with_data=opts.print_data or meta, file=label)
+    decoded = meta or internal is not None
+    records = EntryRecords(b, with_data=opts.print_data or decoded, file=label)
     for r in records:
         md = _metadata(r, b.position, label, log) if meta and r.control is None else None
-        if meta and not opts.print_data:
+        rec = _internal(internal, r, b.position, label, log) if internal is not None and r.control is None else None
+        if decoded and not opts.print_data:
             r.key = r.value = None
-        yield RecordEvent(entry, r, label, md)
+        yield RecordEvent(entry, r, label, md, rec)
     log.extend(records.findings)
+
+
+def _internal(decoder: Any, r: Record, position: int, file: str, log: FindingLog) -> CoordinatorRecord:
+    """An internal topic's record decoded; its findings placed at the batch, with the record's offset and the
+    byte within its key or value (``facts["part"]``) as facts."""
+    rec = decoder.decode(r.key, r.value)
+    for f in rec.findings:
+        part = f.facts.get("part", "value")
+        log.add(replace(f, file=file, position=position,
+                        facts={**f.facts, "offset": r.offset, f"{part}_position": f.position}))
+    return rec
 
 
 def _metadata(r: Record, position: int, file: str, log: FindingLog) -> dict[str, Any] | None:

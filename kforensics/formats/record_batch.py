@@ -79,16 +79,19 @@ DELETE_HORIZON_BIT = 0x40
 
 
 class NullableVarBytes(Construct):
-    """Bytes prefixed by a zig-zag varint length, where -1 means null (``None``)."""
+    """Bytes prefixed by a zig-zag varint length, where a negative length means null (``None``).
+
+    Kafka writes -1 for null, and reads any negative length as null
+    (``DefaultRecord.readFrom``: ``if (keySize >= 0)``), so a record with a
+    key length of -5 is a record with a null key to every consumer.
+    """
 
     lengthfield = VarInt
 
     def _parse(self, stream, context, path):
         n = self.lengthfield._parsereport(stream, context, path)
-        if n == -1:
-            return None
         if n < 0:
-            raise ExplicitError(f"negative length {n}", path=path)
+            return None
         return stream_read(stream, n, path)
 
     def _build(self, obj, stream, context, path):

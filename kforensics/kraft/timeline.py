@@ -21,18 +21,30 @@ reaches without a gap is checked against the replayed state; one that follows
 a gap (older segments deleted) becomes the new starting state, and the
 partitions it shows changed get an entry of their own.  Records after a gap
 that a later snapshot covers are left to that snapshot.
+
+Records are streamed: each copy is read one record at a time and the copies
+are merged by offset as they are read, and a snapshot is read once for its
+control records and once more to replay it.  Memory is the replayed state and
+one batch's bytes, whatever number of records the files hold or claim.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..findings import DecodeError, Finding, FindingLog, finding
 from ..formats.metadata_records import decode_metadata_record
+from ..formats.record_batch import CONTROL_BIT
 from ..log.file_kinds import snapshot_id
-from ..log.metadata_log import MetadataEntry, MetadataSources, find_metadata_sources, read_metadata_entries
+from ..log.metadata_log import MetadataEntry, MetadataSources, find_metadata_sources
+from ..log.records import EntryRecords
+from ..log.segment_reader import SegmentReader
+from ..log.sources import NotRegularFile
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
@@ -138,12 +150,47 @@ class Timeline:
 _Rec = MetadataEntry
 
 
-def _read_records(path: Any, tl: Timeline) -> tuple[list[_Rec], dict[str, Any]]:
-    """Every record of a segment or snapshot (controls as offset placeholders), and the control records seen."""
-    recs, controls, findings = read_metadata_entries(path)
-    tl.log.extend(findings)
-    tl.sources.append(str(path))
-    return recs, controls
+def _records(path: Any, tl: Timeline, controls: dict[str, Any], *, data: bool = True,
+             report: bool = True) -> Iterator[_Rec]:
+    """The records of one metadata segment or snapshot in file order, one at a time: control records as offset
+    placeholders (``controls`` receives the first of each type), data records with their value.
+
+    Nothing is kept: a batch claiming millions of records costs its decompressed bytes and one record at a
+    time.  ``data=False`` reads the control batches only (a snapshot's header and footer); ``report=False``
+    reports nothing (a second read of a file already reported).
+    """
+    log = tl.log if report else FindingLog()
+    reader = SegmentReader(path)
+    label = reader.label
+    if report:
+        tl.sources.append(str(path))
+    try:
+        for b in reader.batches():
+            if not b.is_valid:
+                continue  # the reader reports the CRC mismatch; its content cannot be trusted
+            control = bool(b.attributes & CONTROL_BIT)
+            if not data and not control:
+                continue
+            recs = EntryRecords(b, with_data=True, file=label)
+            for r in recs:
+                if r.control is not None or control:
+                    c = r.control or {}
+                    controls.setdefault(c.get("type", "UNKNOWN"), c)
+                    yield _Rec(r.offset, b.max_timestamp, b.partition_leader_epoch, None, label, b.position, c)
+                elif r.value is None:
+                    log.add(finding("NULL_METADATA_RECORD", f"metadata record at offset {r.offset} has a null value",
+                                    file=label, position=b.position, offset=r.offset))
+                else:
+                    yield _Rec(r.offset, b.max_timestamp, b.partition_leader_epoch, bytes(r.value), label,
+                               b.position)
+            log.extend(recs.findings)
+    except OSError as e:
+        if isinstance(e, NotRegularFile):
+            log.add(finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=label))
+        else:
+            log.add(finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=label))
+        return
+    log.extend(reader.summary.findings)
 
 
 def _one_cluster(src: MetadataSources, tl: Timeline) -> None:
@@ -164,26 +211,32 @@ def _one_cluster(src: MetadataSources, tl: Timeline) -> None:
                                "are replayed", **{"clusters": dict(sorted(clusters.items())), "chosen": chosen}))
 
 
-def _merge_logs(src: MetadataSources, tl: Timeline) -> list[_Rec]:
-    """One record per offset from every copy of the metadata log; on a conflict the higher Raft epoch wins."""
-    dirs = list(src.logs)
-    by_offset: dict[int, _Rec] = {}
-    diverged: Counter = Counter()
-    for d in dirs:
+def _merge_logs(src: MetadataSources, tl: Timeline) -> Iterator[_Rec]:
+    """One record per offset from every copy of the metadata log, in offset order, as they are read; on a
+    conflict the higher Raft epoch wins.  Each copy is a stream (its segments in offset order), merged with the
+    others by offset: no copy is held."""
+
+    def copy(d: str) -> Iterator[_Rec]:
         for seg in src.logs[d]:
-            recs, _ = _read_records(seg, tl)
-            for r in recs:
-                old = by_offset.get(r.offset)
-                if old is None:
-                    by_offset[r.offset] = r
-                elif old.value != r.value:
-                    diverged[(old.file, r.file)] += 1
-                    if r.raft_epoch > old.raft_epoch:
-                        by_offset[r.offset] = r  # Raft keeps the entry of the newer epoch
+            yield from _records(seg, tl, {})
+
+    diverged: Counter = Counter()
+    kept: _Rec | None = None
+    for r in heapq.merge(*(copy(d) for d in src.logs), key=lambda r: r.offset):
+        if kept is not None and r.offset == kept.offset:
+            if kept.value != r.value:
+                diverged[(kept.file, r.file)] += 1
+                if r.raft_epoch > kept.raft_epoch:
+                    kept = r  # Raft keeps the entry of the newer epoch
+            continue
+        if kept is not None:
+            yield kept
+        kept = r
+    if kept is not None:
+        yield kept
     for (a, b), n in sorted(diverged.items()):
         tl.log.add(finding("METADATA_REPLICAS_DIVERGE", f"{n} offset(s) hold different records in {a} and {b}; the higher Raft epoch's "
                                    "record is replayed", file=b, **{"other": a, "offsets": n}))
-    return [by_offset[o] for o in sorted(by_offset)]
 
 
 # --------------------------------------------------------------------------- replay
@@ -332,9 +385,16 @@ def _decode(rec: _Rec, tl: Timeline, emit: bool = True) -> dict | None:
 
 
 def _load_snapshot(path: Any, tl: Timeline) -> tuple[_State, int, int] | None:
-    """The state a snapshot holds, its end offset and its timestamp (None when it is unusable)."""
-    recs, controls = _read_records(path, tl)
+    """The state a snapshot holds, its end offset and its timestamp (None when it is unusable).
+
+    Its control batches are read first (header and footer decide whether it is used at all), then its
+    records are replayed as they are read."""
+    controls: dict[str, Any] = {}
+    for _ in _records(path, tl, controls, data=False, report=False):
+        pass
     if "SNAPSHOT_FOOTER" not in controls or "SNAPSHOT_HEADER" not in controls:
+        for _ in _records(path, tl, {}):
+            pass  # not replayed, but what is wrong with the file is still reported
         missing = [c for c in ("SNAPSHOT_HEADER", "SNAPSHOT_FOOTER") if c not in controls]
         tl.log.add(finding("SNAPSHOT_INCOMPLETE", f"snapshot without {' and '.join(missing)}: not used", file=str(path),
                                    **{"missing": missing}))
@@ -343,7 +403,7 @@ def _load_snapshot(path: Any, tl: Timeline) -> tuple[_State, int, int] | None:
     ts = header.get("lastContainedLogTimestamp", -1)
     end = (snapshot_id(path.name) or (0, 0))[0]
     st = _State(tl, emit=False)
-    for r in recs:
+    for r in _records(path, tl, {}):
         if r.value is None:
             continue
         d = _decode(r, tl)
@@ -411,12 +471,14 @@ def build_timeline(inputs: Any) -> Timeline:
     tl = Timeline()
     tl.log.extend(src.findings)
     _one_cluster(src, tl)
-    log = _merge_logs(src, tl)
     snapshots = list(src.snapshots)
-    if not log and not snapshots and src.bootstraps:
+    merged = _merge_logs(src, tl)
+    first = next(merged, None)
+    if first is None and not snapshots and src.bootstraps:
         # a bootstrap file holds the records a new cluster starts from, at offsets 0..
-        recs, _ = _read_records(src.bootstraps[0], tl)
-        log = recs
+        log: Iterable[_Rec] = _records(src.bootstraps[0], tl, {})
+    else:
+        log = itertools.chain([first], merged) if first is not None else ()
     state = _State(tl, emit=True)
     pos: int | None = None  # next offset the replay expects
     skipped: list[int] = []

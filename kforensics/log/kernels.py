@@ -394,9 +394,9 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
                 cols.append(sub.name)
         elif kind in ("bytes", "bytes_nonnull"):
             varint(f"{name}_len", c.lengthfield)
-            floor = 0 if kind == "bytes_nonnull" else -1
-            lines.append(f"{indent}if {name}_len < {floor}:")
-            lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
+            if kind == "bytes_nonnull":  # a header key: Kafka refuses a negative length; elsewhere it means null
+                lines.append(f"{indent}if {name}_len < 0:")
+                lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
             lines.append(f"{indent}{name}_pos = p")
             lines.append(f"{indent}if {name}_len > 0:")
             lines.append(f"{indent}    p += {name}_len")

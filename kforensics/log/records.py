@@ -304,7 +304,7 @@ class EntryRecords:
             offset=wrap_long(b.base_offset + row[c["offset_delta"]]),
             timestamp=b.max_timestamp if log_append else wrap_long(b.base_timestamp + row[c["timestamp_delta"]]),
             sequence=wrap_sequence(b.base_sequence, row[c["offset_delta"]]),
-            size_in_bytes=row[c["size_in_bytes"]], key_size=kl, value_size=vl,
+            size_in_bytes=row[c["size_in_bytes"]], key_size=kl if kl >= 0 else -1, value_size=vl if vl >= 0 else -1,
             key_sha256=_digest(key), value_sha256=_digest(value),
             headers=_headers(payload, row[c["headers_pos"]], row[c["headers_count"]], self.with_data,
                              row[c["position"]] + row[c["size_in_bytes"]]),
@@ -327,27 +327,61 @@ class EntryRecords:
             if b.value_length == -2 or b.key_length == -2:
                 self._fail("BAD_MESSAGE", "key or value length overruns the message")
                 return
-            yield _legacy_record(bytes(b.raw), b.last_offset, b.max_timestamp, self.with_data, b.crc, b.is_valid)
+            yield _legacy_record(b.raw, b.value_position - b.position, b.size_in_bytes, b.key_length,
+                                 b.value_length, b.last_offset, b.max_timestamp if b.magic >= 1 else -1,
+                                 self.with_data, b.crc, b.is_valid)
             return
-        for off, ts, entry, crc, valid in self._inner_messages():
-            yield _legacy_record(entry, off, ts, self.with_data, crc, valid)
+        log_append = b.magic == 1 and bool(b.attributes & record_batch.TIMESTAMP_TYPE_BIT)
+        prev: int | None = None
+        for inner, rows, shift in self._inner_chunks():
+            for r in rows.tolist():
+                pos, size = r[COL["position"]], r[COL["size_in_bytes"]]
+                crc, computed = r[COL["crc"]], r[COL["crc_computed"]]
+                valid = crc == (computed if computed >= 0 else legacy.compute_crc(inner[pos : pos + size]))
+                rel = r[COL["last_offset"]]
+                off = shift + rel
+                if not valid:
+                    self._fail("INNER_MESSAGE_CRC_MISMATCH",
+                               f"inner message at offset {off} fails its CRC-32 (stored {crc})", offset=off,
+                               decompressed_position=pos, stored=crc)
+                # v0 inner offsets are absolute and end at the wrapper's; v1 are relative, from 0
+                if (rel < 0 or rel > b.last_offset) if b.magic == 0 else rel < 0:
+                    self._fail("RECORD_OFFSET_OUT_OF_BATCH",
+                               f"inner message offset {rel} outside the wrapper's (offset {b.last_offset})",
+                               inner_offset=rel, wrapper_offset=b.last_offset, decompressed_position=pos)
+                if prev is not None and rel <= prev:
+                    self._fail("RECORD_OFFSETS_NOT_INCREASING",
+                               f"inner message offset {rel} does not exceed the previous one's ({prev})",
+                               inner_offset=rel, previous=prev, decompressed_position=pos)
+                prev = rel if prev is None else max(prev, rel)
+                kl, vl = r[COL["key_length"]], r[COL["value_length"]]
+                if kl == -2 or vl == -2:  # this message is unreadable; the set still frames the next one
+                    self._fail("BAD_MESSAGE", f"inner message at offset {off}: key or value length overruns it",
+                               offset=off, decompressed_position=pos)
+                    continue
+                ts = b.max_timestamp if log_append else (r[COL["max_timestamp"]] if b.magic >= 1 else -1)
+                yield _legacy_record(inner, r[COL["value_position"]], size, kl, vl, off, ts, self.with_data, crc,
+                                     valid)
 
     def summary(self) -> tuple[int | None, int | None]:
-        """``(first offset, record count)`` of a legacy wrapper, without keeping its records."""
+        """``(first offset, record count)`` of a legacy wrapper, without keeping its records (a pass over
+        the inner message set's columns)."""
         first, n = None, 0
-        for off, *_ in self._inner_messages(data=False):
-            if first is None:
-                first = off
-            n += 1
+        for _inner, rows, shift in self._inner_chunks():
+            if first is None and len(rows):
+                first = shift + int(rows[0, COL["last_offset"]])
+            n += len(rows)
         return first, n if first is not None else None
 
-    def _inner_messages(self, data: bool = True) -> Iterator[tuple[int, int, bytes | None, int, bool]]:
-        """``(offset, timestamp, entry bytes, crc, valid)`` of each inner message of a compressed wrapper.
+    def _inner_chunks(self) -> Iterator[tuple[bytes | bytearray, np.ndarray, int]]:
+        """``(inner message set, rows, offset shift)``: the inner messages of a compressed wrapper, a table of
+        rows at a time, as far as they are readable.
 
-        Checked as Kafka's deep iterator reads them (a null value, an empty
-        set, a v1 wrapper offset below the last inner offset: nothing is
-        read) and as consumers check them (each inner CRC); inner offsets that
-        leave the wrapper or go back are reported and the messages still read.
+        Checked as Kafka's deep iterator reads them: the codec, a null value,
+        an empty set, a v1 wrapper offset below the last inner offset (nothing
+        is read then); an inner message that is compressed or of another magic
+        is reported (the leader's validation refuses it) and read as it is.
+        The rows' own checks (CRCs, offsets) are the caller's.
         """
         b = self.batch
         if b.raw is None:
@@ -371,11 +405,10 @@ class EntryRecords:
             return
         K = kernels.get()
         buf = np.frombuffer(inner, dtype=np.uint8)
-        log_append = b.magic == 1 and bool(b.attributes & record_batch.TIMESTAMP_TYPE_BIT)
         # KIP-31: v1 inner offsets are relative to the wrapper, which holds the absolute offset of the last;
         # the relative offset of the last inner message is only known at the end, so v1 offsets are shifted once
-        # the walk has seen them all (a first pass counts, cheaply, without keeping rows).  A wrapper offset of 0
-        # (some librdkafka versions) leaves them as they are, as Kafka does.
+        # a first pass has seen them all.  A wrapper offset of 0 (some librdkafka versions) leaves them as they
+        # are, as Kafka does.
         shift = 0
         if b.magic == 1 and b.last_offset != 0:
             last_rel = None
@@ -389,37 +422,19 @@ class EntryRecords:
                 return
             shift = b.last_offset - last_rel if last_rel is not None else 0
         seen = False
-        prev: int | None = None
         for rows, complete, stop in _walk_inner(K, buf, len(inner)):
-            for r in rows.tolist():
-                if r[COL["magic"]] != b.magic or r[COL["attributes"]] & record_batch.COMPRESSION_MASK:
-                    self._fail("BAD_INNER_MESSAGE", "wrapper holds a compressed or different-magic inner message")
-                    return
-                pos, size = r[COL["position"]], r[COL["size_in_bytes"]]
-                entry = inner[pos : pos + size]
-                crc = r[COL["crc"]]
-                computed = r[COL["crc_computed"]]
-                valid = crc == (computed if computed >= 0 else legacy.compute_crc(entry))
-                rel = r[COL["last_offset"]]
-                off = shift + rel
-                ts = b.max_timestamp if log_append else r[COL["max_timestamp"]]
-                if data:
-                    if not valid:
-                        self._fail("INNER_MESSAGE_CRC_MISMATCH",
-                                   f"inner message at offset {off} fails its CRC-32 (stored {crc})", offset=off,
-                                   decompressed_position=pos, stored=crc)
-                    # v0 inner offsets are absolute and end at the wrapper's; v1 are relative, from 0
-                    if (rel < 0 or rel > b.last_offset) if b.magic == 0 else rel < 0:
-                        self._fail("RECORD_OFFSET_OUT_OF_BATCH",
-                                   f"inner message offset {rel} outside the wrapper's (offset {b.last_offset})",
-                                   inner_offset=rel, wrapper_offset=b.last_offset, decompressed_position=pos)
-                    if prev is not None and rel <= prev:
-                        self._fail("RECORD_OFFSETS_NOT_INCREASING",
-                                   f"inner message offset {rel} does not exceed the previous one's ({prev})",
-                                   inner_offset=rel, previous=prev, decompressed_position=pos)
-                prev = rel if prev is None else max(prev, rel)
-                seen = True
-                yield off, ts, (entry if data else None), crc, bool(valid)
+            odd = np.flatnonzero((rows[:, COL["magic"]] != b.magic)
+                                 | ((rows[:, COL["attributes"]] & record_batch.COMPRESSION_MASK) != 0))
+            if len(odd):
+                # Kafka's reader takes such a message as it is (the leader's validation refuses it): reported, and
+                # read as a message of its own magic; a v2 batch inside a legacy wrapper is no message at all
+                i = int(odd[0])
+                self._fail("BAD_INNER_MESSAGE", "wrapper holds a compressed or different-magic inner message",
+                           decompressed_position=int(rows[i, COL["position"]]),
+                           inner_magic=int(rows[i, COL["magic"]]))
+                rows = rows[rows[:, COL["magic"]] < record_batch.MAGIC]
+            seen = seen or len(rows) > 0
+            yield inner, rows, shift
             if not complete:
                 self._fail("BAD_INNER_MESSAGE_SET",
                            f"inner message set of the wrapper is damaged at byte {stop} of {len(inner)} "
@@ -459,14 +474,18 @@ def _headers(payload: bytes, pos: int, count: int, with_data: bool, end: int) ->
     return out
 
 
-def _legacy_record(entry: bytes, offset: int, ts: int, with_data: bool, crc: int, valid: bool) -> Record:
-    m = legacy.LegacyMessage.parse(entry)
+def _legacy_record(buf, value_pos: int, size: int, key_length: int, value_length: int, offset: int, ts: int,
+                   with_data: bool, crc: int, valid: bool) -> Record:
+    """A legacy message from the walk's columns (positions in ``buf``): its key ends 4 bytes (the value
+    length) before its value.  Negative lengths are null, as ``LegacyRecord`` reads them."""
+    key = None if key_length < 0 else bytes(buf[value_pos - 4 - key_length : value_pos - 4])
+    value = None if value_length < 0 else bytes(buf[value_pos : value_pos + value_length])
     rec = Record(
-        offset=offset, timestamp=ts if m.magic >= 1 else -1, sequence=-1, size_in_bytes=len(entry),
-        key_size=m.key_length if m.key_length >= 0 else -1, value_size=m.value_length if m.value_length >= 0 else -1,
-        key_sha256=_digest(m.key), value_sha256=_digest(m.value), crc=crc, is_valid=bool(valid))
+        offset=offset, timestamp=ts, sequence=-1, size_in_bytes=size,
+        key_size=key_length if key_length >= 0 else -1, value_size=value_length if value_length >= 0 else -1,
+        key_sha256=_digest(key), value_sha256=_digest(value), crc=crc, is_valid=bool(valid))
     if with_data:
-        rec.key, rec.value = m.key, m.value
+        rec.key, rec.value = key, value
     return rec
 
 

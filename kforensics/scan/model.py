@@ -7,6 +7,10 @@ from dataclasses import dataclass, field, fields
 from ..findings import Finding, Severity, worst
 from ..log.side_files import FileRecord
 from ..recovery.plan import RecoveryPlan
+from ..transactions.model import OpenTransaction, PartitionTransactions
+
+__all__ = ["BrokerIdentity", "CheckpointEntry", "OpenTransaction", "PartitionContext", "PartitionScan", "ScanReport",
+           "SegmentFacts"]
 
 
 @dataclass
@@ -52,13 +56,9 @@ class PartitionContext:
     bare: bool = False
 
 
-@dataclass
-class OpenTransaction:
-    """Data batches of a transactional producer with no marker after them, up to the log end."""
-
-    producer_id: int
-    producer_epoch: int
-    first_offset: int
+#: fields of :class:`PartitionTransactions` that a partition's JSON gives elsewhere
+_PARTITION_SAYS = ("topic", "partition", "broker_id", "log_start_offset", "log_end_offset", "high_watermark",
+                   "last_stable_offset", "open", "findings")
 
 
 @dataclass
@@ -83,7 +83,9 @@ class PartitionScan:
     epoch_cache_written: list[tuple[int, int]] | None = None
     epoch_cache_rebuilt: list[tuple[int, int]] = field(default_factory=list)
     producer_ids: list[int] = field(default_factory=list)
-    open_transactions: list[OpenTransaction] = field(default_factory=list)
+    open_transactions: list[OpenTransaction] = field(default_factory=list)  # ``transactions.open``
+    # open and hanging transactions, markers, last stable offset, aborted ranges against the .txnindex
+    transactions: PartitionTransactions | None = None
     segments: list[SegmentFacts] = field(default_factory=list)
     recovery: RecoveryPlan = field(default_factory=RecoveryPlan)
     complete: bool = True  # every segment could be read: the log end offset is the log's
@@ -93,6 +95,11 @@ class PartitionScan:
     @property
     def path(self) -> str:
         return f"{self.log_dir.rstrip('/')}/{self.dir_name}"
+
+    @property
+    def last_stable_offset(self) -> int | None:
+        """The last stable offset rebuilt from the log (read_committed consumers read up to it)."""
+        return None if self.transactions is None else self.transactions.last_stable_offset
 
     @property
     def uncommitted(self) -> int | None:
@@ -107,8 +114,14 @@ class PartitionScan:
     def __json__(self) -> dict:
         # findings and files are listed once, at the report's top level
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("findings", "files")}
+        if self.transactions is not None:
+            # what the partition does not already say: its findings are the partition's (listed once, at the
+            # report's top level), open is open_transactions, the LSO is last_stable_offset
+            out["transactions"] = {f.name: getattr(self.transactions, f.name) for f in fields(self.transactions)
+                                   if f.name not in _PARTITION_SAYS}
         worst_ = self.worst()
-        return {**out, "uncommitted": self.uncommitted, "segment_count": len(self.segments),
+        return {**out, "last_stable_offset": self.last_stable_offset, "uncommitted": self.uncommitted,
+                "segment_count": len(self.segments),
                 "finding_count": len(self.findings), "worst_severity": None if worst_ is None else str(worst_)}
 
 

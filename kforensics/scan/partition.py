@@ -5,11 +5,21 @@ its indexes, the producer snapshots and the leader-epoch checkpoint through
 the log layer, and computes what Kafka's log loading would do at startup,
 without doing it.  Batch headers are handed to an optional sink chunk by
 chunk (the Parquet writer, the replay's replica) and never kept here.
+
+The same pass feeds the transaction tracker
+(:class:`~kforensics.transactions.producer_state.TransactionTracker`): open
+and hanging transactions, markers, the last stable offset, aborted ranges
+against each segment's ``.txnindex``; where the transaction coordinator's
+log (``__transaction_state``) is known, open transactions and last markers
+are checked against it (:func:`transaction_coordinator`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -23,19 +33,56 @@ from ..epoch.diff import diff_caches
 from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import FindingLog, Severity, finding
-from ..formats.record_batch import COMPRESSION_MASK, CONTROL_BIT, MAGIC, TRANSACTIONAL_BIT
+from ..formats.record_batch import COMPRESSION_MASK, MAGIC
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
 from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..recovery.plan import plan_recovery
-from .model import OpenTransaction, PartitionContext, PartitionScan, SegmentFacts
+from ..transactions.producer_state import TransactionTracker
+from .model import PartitionContext, PartitionScan, SegmentFacts
 
 SCAN_WINDOW = 4 << 20
 SCAN_ROWS = 1 << 14
 
 #: ``sink(partition, segment, table)``: receives every chunk of batch headers, in file order
 BatchSink = Callable[[PartitionLog, LogSegment, BatchTable], None]
+
+#: the transaction coordinator's view scans check against when not given one: a ``CoordinatorView``, or a callable
+#: giving one (or None), called only when a partition has transactions (see :func:`transaction_coordinator`)
+COORDINATOR: contextvars.ContextVar[Any] = contextvars.ContextVar("kforensics_transaction_coordinator",
+                                                                   default=None)
+
+
+class CoordinatorSource:
+    """The coordinator's view of ``__transaction_state`` in some brokers' log dirs, read on first use, once
+    (``log_dirs``: broker id -> log dirs, as :func:`~kforensics.transactions.coordinator.coordinator_view` takes).
+
+    ``view`` is None until read, and stays None when no ``__transaction_state`` partition is there."""
+
+    def __init__(self, log_dirs: dict[int | None, list[Any]]):
+        self.log_dirs = log_dirs
+        self.read = False
+        self.view = None
+
+    def __call__(self):
+        if not self.read:
+            from ..transactions.coordinator import coordinator_view
+
+            self.read = True
+            self.view = coordinator_view(self.log_dirs)
+        return self.view
+
+
+@contextlib.contextmanager
+def transaction_coordinator(source: Any) -> Iterator[Any]:
+    """Scans inside the block check their partitions' transactions against ``source`` (a ``CoordinatorView``, a
+    :class:`CoordinatorSource` or any callable giving one), unless :func:`scan_partition` is given one."""
+    token = COORDINATOR.set(source)
+    try:
+        yield source
+    finally:
+        COORDINATOR.reset(token)
 
 
 def _distinct(a: np.ndarray) -> list[int]:
@@ -55,7 +102,7 @@ class _Walk:
         self.epoch_rows: list[tuple[int, int, int]] = []
         self.epoch_key = -3
         self.pids: set[int] = set()
-        self.txn_open: dict[int, OpenTransaction] = {}
+        self.txn = TransactionTracker(scan.topic, scan.partition, high_watermark=ctx.high_watermark)
         self.magics: set[int] = set()
 
     def chunk(self, t: BatchTable, facts: SegmentFacts, file: str) -> None:
@@ -83,13 +130,6 @@ class _Walk:
         v2 = magic == MAGIC
         pid = t["producer_id"]
         self.pids.update(_distinct(pid[v2 & (pid >= 0)]))
-        # transactions: data batches open one, a marker (control batch) closes it
-        for i in np.nonzero(v2 & ((attrs & TRANSACTIONAL_BIT) != 0))[0].tolist():
-            p = int(pid[i])
-            if attrs[i] & CONTROL_BIT:
-                self.txn_open.pop(p, None)
-            elif p not in self.txn_open:
-                self.txn_open[p] = OpenTransaction(p, int(t["producer_epoch"][i]), int(known_base[i]))
 
     def _cut(self, t: BatchTable, facts: SegmentFacts, known_base: np.ndarray, counts: np.ndarray) -> None:
         """Track where recovery would cut this segment: at its first CRC-invalid or resynchronised entry."""
@@ -113,9 +153,14 @@ class _Walk:
 
 
 def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: str | KafkaVersion = "latest",
-                   batch_sink: BatchSink | None = None, progress: Callable[[int], None] | None = None
-                   ) -> PartitionScan:
-    """Scan one partition directory; never writes anything."""
+                   batch_sink: BatchSink | None = None, progress: Callable[[int], None] | None = None,
+                   coordinator: Any = None) -> PartitionScan:
+    """Scan one partition directory; never writes anything.
+
+    ``coordinator``: the transaction coordinator's view to check the partition's transactions against (a
+    ``CoordinatorView`` or a callable giving one, called only when the partition has transactions); None: the
+    one :func:`transaction_coordinator` set, if any.
+    """
     scan = PartitionScan(str(pd.path.parent), pd.dir_name, pd.topic, pd.partition, pd.name.suffix,
                          high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
                          cleaner_offset=ctx.cleaner_offset)
@@ -189,7 +234,9 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
 
     # ---- producer state
     scan.producer_ids = sorted(walk.pids)
-    scan.open_transactions = [walk.txn_open[p] for p in sorted(walk.txn_open)]
+    scan.transactions = walk.txn.finish(coordinator=_coordinator(walk.txn, coordinator))
+    log.extend(scan.transactions.findings)
+    scan.open_transactions = scan.transactions.open
     for off in sorted(pd.producer_snapshots):
         sf = pd.read_producer_snapshot(off)
         log.extend(sf.findings)
@@ -222,13 +269,17 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
         # with the marker, Kafka finds the log end by reading on from the last index entry
         facts.index_last_position = int(index.positions[-1])
     timeindex = _side(scan, log, seg.read_time_index())
-    _side(scan, log, seg.read_txn_index())
+    txn_index = _side(scan, log, seg.read_txn_index())
     ix = IndexCheck(index, timeindex, str(seg.offset_index), str(seg.time_index))
+    # aborts against the .txnindex: a segment without one has no entries (Kafka creates it at the first abort); an
+    # index that cannot be read is its own finding, not a comparison
+    walk.txn.begin_segment(file, txn_index, compare=seg.txn_index is None or txn_index is not None)
     # larger chunks than the reader's default: the per-chunk checks cost Python time per chunk
     reader = seg.reader(sha256=True, window=SCAN_WINDOW, rows=SCAN_ROWS)
     try:
         for t in reader.tables():
             walk.chunk(t, facts, file)
+            walk.txn.feed(t, reader, file)
             ix.feed(t)
             if batch_sink is not None:
                 batch_sink(pd, seg, t)
@@ -259,6 +310,14 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
                         first_offset=facts.first_offset, base_offset=seg.base_offset))
     log.extend(ix.finish())
     log.extend(missing_index(file, seg.base_offset, facts.batches, ctx.bare) if seg.offset_index is None else [])
+
+
+def _coordinator(tracker: TransactionTracker, given: Any) -> Any:
+    """The coordinator's view to check this partition against: only when it has open transactions or markers."""
+    if not tracker.ongoing and not tracker.last_marker:
+        return None
+    source = given if given is not None else COORDINATOR.get()
+    return source() if callable(source) else source
 
 
 def _kraft_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None:

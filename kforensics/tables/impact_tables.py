@@ -1,14 +1,12 @@
-"""Tables of consumer impact, transactions and committed offsets: their fixed schemas and row builders.
-
-Declared in the style of :mod:`.schemas` (the lead merges these declarations
-into :data:`.schemas.SCHEMAS`); every value is made to fit its column with
-:func:`.schemas.fit`.  Offset ranges are JSON lists of ``[first, last]``, as in
-the ``verdicts`` table's ``offsets``.
+"""Rows of the consumer impact, transactions and committed offsets tables (their schemas are in :mod:`.schemas`,
+which declares every table); every value is made to fit its column with :func:`.schemas.fit`.  Offset ranges
+are JSON lists of ``[first, last]``, as in the ``verdicts`` table's ``offsets``.
 """
 
 from __future__ import annotations
 
 import json
+
 import pyarrow as pa
 
 from ..consumers.committed_offsets import CommittedOffsets
@@ -16,60 +14,7 @@ from ..consumers.impact import ConsumerImpact
 from ..consumers.read_committed import TransactionsAfterReplay
 from ..serialize import dumps
 from ..transactions.model import PartitionTransactions
-from .schemas import CONTEXT, fit
-
-SCHEMAS: dict[str, pa.Schema] = {
-    "consumer_impact": pa.schema([
-        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("group", pa.string()),
-        ("kafka_version", pa.string()), ("leader", pa.int32()), ("leader_epoch", pa.int32()),
-        ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("committed_offset", pa.int64()),
-        ("committed_leader_epoch", pa.int32()), ("commit_timestamp", pa.int64()), ("commit_file", pa.string()),
-        ("commit_position", pa.int64()), ("commit_log_offset", pa.int64()), ("coordinator_partition", pa.int32()),
-        ("consumed_lost", pa.string()), ("consumed_lost_records", pa.int64()), ("sources", pa.string()),
-        ("outcome", pa.string()), ("next_position", pa.int64()), ("validated", pa.bool_()),
-        ("epoch_answer", pa.string()), ("skipped", pa.string()), ("skipped_records", pa.int64()),
-        ("reread", pa.string()), ("detail", pa.string()),
-    ]),
-    "transactions": pa.schema(CONTEXT + [
-        ("topic", pa.string()), ("partition", pa.int32()), ("kind", pa.string()), ("producer_id", pa.int64()),
-        ("producer_epoch", pa.int32()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
-        ("marker", pa.string()), ("marker_epoch", pa.int32()), ("epoch_bump", pa.int32()),
-        ("coordinator_epoch", pa.int32()), ("records", pa.int64()), ("age_ms", pa.int64()), ("hanging", pa.bool_()),
-        ("coordinator_state", pa.string()), ("in_txn_index", pa.bool_()), ("last_stable_offset", pa.int64()),
-        ("file", pa.string()), ("position", pa.int64()), ("detail", pa.string()),
-    ]),
-    "committed_offsets": pa.schema(CONTEXT + [
-        ("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
-        ("leader_epoch", pa.int32()), ("metadata", pa.string()), ("commit_timestamp", pa.int64()),
-        ("expire_timestamp", pa.int64()), ("value_version", pa.int32()), ("producer_id", pa.int64()),
-        ("coordinator_partition", pa.int32()), ("log_offset", pa.int64()), ("file", pa.string()),
-        ("position", pa.int64()), ("copies", pa.list_(pa.int32())),
-    ]),
-}
-
-DESCRIPTIONS = {
-    "consumer_impact": "one row per replayed partition and consumer group with records below its committed offset "
-                       "that the new leader no longer serves, or a commit beyond its log end: what the group "
-                       "consumed that is gone (`consumed_lost`, JSON ranges; `sources` per broker and verdict), "
-                       "what it does when it resumes (`outcome`: FETCHES, OFFSET_OUT_OF_RANGE, TRUNCATION_DETECTED, "
-                       "RESET_UNDEFINED_EPOCH; `next_position`), the new leader's offsets it never receives "
-                       "(`skipped`) and those it receives again (`reread`).",
-    "transactions": "one row per transaction seen on a partition's log: `kind` open (no marker up to the log end; "
-                    "`hanging`, `age_ms`, the coordinator's state), committed or aborted (its marker: epoch, "
-                    "`epoch_bump` over the data, coordinator epoch; an abort's `in_txn_index`), or reopened (its "
-                    "marker lost by the replay while the new leader keeps its data); `last_stable_offset` is the "
-                    "partition's, rebuilt from the log.",
-    "committed_offsets": "one row per consumer group and partition: the committed offset, leader epoch, metadata "
-                         "and commit time, and where in __consumer_offsets it was read (partition, record offset, "
-                         "file, byte position of its batch, the brokers whose copy holds it).",
-}
-
-
-def table(name: str, rows: list[dict]) -> pa.Table:
-    """An Arrow table of ``rows`` with the fixed schema of ``name``."""
-    schema = SCHEMAS[name]
-    types = {f.name: f.type for f in schema}
-    return pa.Table.from_pylist([{k: fit(r.get(k), t) for k, t in types.items()} for r in rows], schema=schema)
+from .schemas import CONTEXT, DESCRIPTIONS, SCHEMAS, table  # noqa: F401  (re-exported)
 
 
 def _context(context: dict | None) -> dict:
@@ -157,13 +102,3 @@ def committed_offset_rows(co: CommittedOffsets, context: dict | None = None) -> 
 
 def committed_offsets_table(co: CommittedOffsets, context: dict | None = None) -> pa.Table:
     return table("committed_offsets", committed_offset_rows(co, context))
-
-
-def markdown() -> str:
-    """These tables' columns, in ``docs/tables.md``'s format (for the lead's merge)."""
-    out = []
-    for name, schema in SCHEMAS.items():
-        out += [f"## {name}", "", DESCRIPTIONS[name], "", "| column | type |", "|---|---|"]
-        out += [f"| `{f.name}` | {f.type} |" for f in schema]
-        out.append("")
-    return "\n".join(out)

@@ -45,6 +45,7 @@ def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Tabl
                      "uncommitted": p.uncommitted, "segment_count": len(p.segments), "batch_count": p.batch_count,
                      "record_count": p.record_count, "bytes": p.bytes, "epochs_seen": p.epochs_seen,
                      "producer_ids": p.producer_ids, "open_transactions": len(p.open_transactions),
+                     "last_stable_offset": p.last_stable_offset,
                      "epoch_cache_written": None if p.epoch_cache_written is None else json.dumps(p.epoch_cache_written),
                      "recovers": r.recovers, "recovery_log_end_offset": r.log_end_offset,
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
@@ -89,6 +90,25 @@ def checkpoints_table(report: ScanReport, context: dict | None = None) -> pa.Tab
     return table("checkpoints", [{**c, **to_jsonable(e)} for e in report.checkpoints])
 
 
+def transactions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    """Every partition's transactions as its log shows them: open ones (hanging or not), then its listed markers."""
+    from .impact_tables import transaction_rows
+
+    c = context_of(report, context)
+    return table("transactions", [row for p in report.partitions if p.transactions is not None
+                                  for row in transaction_rows(p.transactions, c)])
+
+
+def committed_offsets_table(committed: Any, report: ScanReport, context: dict | None = None) -> pa.Table:
+    """The committed offsets read from the ``__consumer_offsets`` partitions of the scanned log dirs (a
+    :class:`~kforensics.consumers.committed_offsets.CommittedOffsets`; None: an empty table)."""
+    from .impact_tables import committed_offset_rows
+
+    if committed is None:
+        return table("committed_offsets", [])
+    return table("committed_offsets", committed_offset_rows(committed, context_of(report, context)))
+
+
 #: tables built from the report once the scan is done (``batches`` is streamed while it runs)
 REPORT_TABLES = {
     "partitions": partitions_table,
@@ -97,6 +117,7 @@ REPORT_TABLES = {
     "findings": findings_table,
     "files": files_table,
     "checkpoints": checkpoints_table,
+    "transactions": transactions_table,
 }
 
 
@@ -195,13 +216,16 @@ class ScanParquet:
         self.context = context
         self.batches = BatchesWriter(str(self.out / ".batches.parquet.tmp"), context)
 
-    def finish(self, report: ScanReport) -> dict[str, str]:
+    def finish(self, report: ScanReport, committed: Any = None) -> dict[str, str]:
+        """Write the report's tables and ``committed_offsets`` (from ``committed``, a ``CommittedOffsets``)."""
         self.batches.close()
         os.replace(self.out / ".batches.parquet.tmp", self.out / "batches.parquet")
         written = {"batches": str(self.out / "batches.parquet")}
-        for name, make in REPORT_TABLES.items():
+        tables = {name: (lambda make=make: make(report, self.context)) for name, make in REPORT_TABLES.items()}
+        tables["committed_offsets"] = lambda: committed_offsets_table(committed, report, self.context)
+        for name, make in tables.items():
             tmp = self.out / f".{name}.parquet.tmp"
-            write_table(make(report, self.context), str(tmp))
+            write_table(make(), str(tmp))
             os.replace(tmp, self.out / f"{name}.parquet")
             written[name] = str(self.out / f"{name}.parquet")
         return written

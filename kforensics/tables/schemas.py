@@ -26,7 +26,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("cleaner_offset", pa.int64()), ("uncommitted", pa.int64()), ("segment_count", pa.int32()),
         ("batch_count", pa.int64()), ("record_count", pa.int64()), ("bytes", pa.int64()),
         ("epochs_seen", pa.list_(pa.int32())), ("producer_ids", pa.list_(pa.int64())),
-        ("open_transactions", pa.int32()), ("epoch_cache_written", pa.string()),
+        ("open_transactions", pa.int32()), ("last_stable_offset", pa.int64()), ("epoch_cache_written", pa.string()),
         ("recovers", pa.bool_()), ("recovery_log_end_offset", pa.int64()), ("recovery_lost_first_offset", pa.int64()),
         ("recovery_lost_last_offset", pa.int64()), ("recovery_lost_records", pa.int64()),
         ("recovery_lost_committed_records", pa.int64()), ("recovery", pa.string()), ("complete", pa.bool_()),
@@ -64,12 +64,39 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("broker_b", pa.int32()), ("first_divergent_offset", pa.int64()), ("compacted_below", pa.int64()),
         ("agreement", pa.string()),
     ]),
+    "transactions": pa.schema(CONTEXT + [
+        ("topic", pa.string()), ("partition", pa.int32()), ("kind", pa.string()), ("producer_id", pa.int64()),
+        ("producer_epoch", pa.int32()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
+        ("marker", pa.string()), ("marker_epoch", pa.int32()), ("epoch_bump", pa.int32()),
+        ("coordinator_epoch", pa.int32()), ("records", pa.int64()), ("age_ms", pa.int64()), ("hanging", pa.bool_()),
+        ("coordinator_state", pa.string()), ("in_txn_index", pa.bool_()), ("last_stable_offset", pa.int64()),
+        ("file", pa.string()), ("position", pa.int64()), ("detail", pa.string()),
+    ]),
+    "committed_offsets": pa.schema(CONTEXT + [
+        ("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
+        ("leader_epoch", pa.int32()), ("metadata", pa.string()), ("commit_timestamp", pa.int64()),
+        ("expire_timestamp", pa.int64()), ("value_version", pa.int32()), ("producer_id", pa.int64()),
+        ("coordinator_partition", pa.int32()), ("log_offset", pa.int64()), ("file", pa.string()),
+        ("position", pa.int64()), ("copies", pa.list_(pa.int32())),
+    ]),
+    "consumer_impact": pa.schema([
+        ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("group", pa.string()),
+        ("kafka_version", pa.string()), ("leader", pa.int32()), ("leader_epoch", pa.int32()),
+        ("log_start_offset", pa.int64()), ("log_end_offset", pa.int64()), ("committed_offset", pa.int64()),
+        ("committed_leader_epoch", pa.int32()), ("commit_timestamp", pa.int64()), ("commit_file", pa.string()),
+        ("commit_position", pa.int64()), ("commit_log_offset", pa.int64()), ("coordinator_partition", pa.int32()),
+        ("consumed_lost", pa.string()), ("consumed_lost_records", pa.int64()), ("sources", pa.string()),
+        ("outcome", pa.string()), ("next_position", pa.int64()), ("validated", pa.bool_()),
+        ("epoch_answer", pa.string()), ("skipped", pa.string()), ("skipped_records", pa.int64()),
+        ("reread", pa.string()), ("detail", pa.string()),
+    ]),
 }
 
 #: what each table holds, for the generated docs
 DESCRIPTIONS = {
     "partitions": "one row per partition directory: log start/end, high watermark, recovery point, cleaner offset, "
-                  "uncommitted offsets (above the HW), counts, epochs seen, producers, the leader-epoch checkpoint "
+                  "uncommitted offsets (above the HW), counts, epochs seen, producers, open transactions and the "
+                  "last stable offset rebuilt from the log, the leader-epoch checkpoint "
                   "as written (JSON), and what Kafka's recovery would do at the next start, in offsets and records "
                   "(lost, and lost below the HW), with the whole plan as JSON.",
     "segments": "one row per segment: size, batches, records, first/last offset, where Kafka's reader stops "
@@ -85,6 +112,21 @@ DESCRIPTIONS = {
     "verdicts": "one row per replica and verdict of the replay; `facts` holds the verdict's code-specific facts "
                 "(JSON), e.g. the repeating rounds of NOT_CONVERGING.",
     "divergence": "one row per pair of replicas: where they first differ, and an agreement map (JSON).",
+    "transactions": "one row per transaction seen on a partition's log: `kind` open (no marker up to the log end; "
+                    "`hanging`, `age_ms`, the coordinator's state), committed or aborted (its marker: epoch, "
+                    "`epoch_bump` over the data, coordinator epoch; an abort's `in_txn_index`), or reopened (its "
+                    "marker lost by the replay while the new leader keeps its data); `last_stable_offset` is the "
+                    "partition's, rebuilt from the log. Markers listed are each partition's last 1000.",
+    "committed_offsets": "one row per consumer group and partition: the committed offset, leader epoch, metadata "
+                         "and commit time, and where in __consumer_offsets it was read (partition, record offset, "
+                         "file, byte position of its batch, the brokers whose copy holds it). `scan --out` writes "
+                         "the offsets found in the scanned log dirs.",
+    "consumer_impact": "one row per replayed partition and consumer group with records below its committed offset "
+                       "that the new leader no longer serves, or a commit beyond its log end: what the group "
+                       "consumed that is gone (`consumed_lost`, JSON ranges; `sources` per broker and verdict), "
+                       "what it does when it resumes (`outcome`: FETCHES, OFFSET_OUT_OF_RANGE, TRUNCATION_DETECTED, "
+                       "RESET_UNDEFINED_EPOCH; `next_position`), the new leader's offsets it never receives "
+                       "(`skipped`) and those it receives again (`reread`).",
 }
 
 _INT_RANGES = {pa.int8(): 2**7, pa.int32(): 2**31, pa.int64(): 2**63}
@@ -132,12 +174,14 @@ def markdown() -> str:
     out = [f"# Output tables (schema version {SCHEMA_VERSION})", "",
            "Generated from `kforensics/tables/schemas.py` (`python -m kforensics.tables.schemas > docs/tables.md`).",
            "",
-           "`kforensics scan --out DIR` writes `DIR/<table>.parquet`; `kforensics spark --out DIR` writes "
+           "`kforensics scan --out DIR` writes `DIR/<table>.parquet` (the scan tables: `partitions` to "
+           "`checkpoints`, `transactions` and `committed_offsets`); `kforensics spark --out DIR` writes "
            "`DIR/<table>/` directories of Parquet parts with the same columns, plus `brokers`, `verdicts`, "
-           "`divergence` and `summary`. Every file carries `kforensics.schema_version` in its metadata; columns are "
-           "only ever added within a version.", "",
+           "`divergence`, `consumer_impact` and `summary`. Every file carries `kforensics.schema_version` in its "
+           "metadata; columns are only ever added within a version.", "",
            "Context columns on every scan table: `snapshot_id`, `snapshot_time`, `cluster` (null for `scan`), "
-           "`broker_id`.", ""]
+           "`broker_id`. The replay tables (`verdicts`, `divergence`, `consumer_impact`) are keyed by cluster, topic "
+           "and partition.", ""]
     for name, schema in SCHEMAS.items():
         out += [f"## {name}", "", DESCRIPTIONS[name], "", "| column | type |", "|---|---|"]
         out += [f"| `{f.name}` | {f.type} |" for f in schema]
