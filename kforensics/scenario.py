@@ -71,7 +71,9 @@ class _Broker:
     broker_id: int
     batches: list[tuple[int, int, int, bytes]] = field(default_factory=list)  # (base, last, epoch, bytes)
     hw: int | None = None
-    extra_epochs: list[tuple[int, int]] = field(default_factory=list)  # entries recorded without a batch
+    # the broker's leader-epoch cache as Kafka (2.0.1+) keeps it: every appended batch and every election it
+    # records go through assign, truncation trims it; its checkpoint is written on every change
+    cache: LeaderEpochCache = field(default_factory=lambda: LeaderEpochCache(mode="latest"))
     epoch_checkpoint: bool = True
     checkpoint_lines: list[tuple[int, int]] | None = None  # a leader-epoch-checkpoint given verbatim
     frozen_epochs: list[tuple[int, int]] | None = None  # the checkpoint as a crash left it
@@ -85,26 +87,32 @@ class _Broker:
     def leo(self) -> int:
         return self.batches[-1][1] + 1 if self.batches else 0
 
+    def append(self, batch: tuple[int, int, int, bytes]) -> None:
+        """Append a batch; the append path assigns its epoch (``UnifiedLog.append``, 2.0.1+ rules)."""
+        self.batches.append(batch)
+        base, _last, epoch, _data = batch
+        if epoch >= 0 and base >= 0:
+            self.cache.assign(epoch, base)
+
+    def truncate(self, keep: int) -> None:
+        """Keep the first ``keep`` batches; the cache loses the entries at or past the new log end."""
+        self.batches = self.batches[:keep]
+        self.cache.truncate_from_end(self.leo)
+
     def epochs(self) -> list[tuple[int, int]]:
-        """The leader-epoch checkpoint as its broker wrote it (the append path, plus the recorded entries)."""
+        """The leader-epoch checkpoint as its broker last wrote it."""
         if self.checkpoint_lines is not None:
             return list(self.checkpoint_lines)
         if self.frozen_epochs is not None:
             return list(self.frozen_epochs)
-        cache = LeaderEpochCache(mode="latest")
-        marks = sorted([(s, 1, e) for e, s in self.extra_epochs] + [(b, 0, e) for b, _l, e, _d in self.batches])
-        for start, _kind, epoch in marks:
-            if epoch >= 0 and start >= 0 and (cache.latest_epoch is None or epoch > cache.latest_epoch):
-                cache.assign(epoch, start)
-        return cache.entries
+        return self.cache.entries
 
     def restarted(self) -> None:
         """The broker runs again after a crash: loading dropped the torn batch and the entries past its log."""
         if self.frozen_epochs is not None:
-            cache = LeaderEpochCache(self.frozen_epochs, mode="latest")
-            cache.truncate_from_end(self.leo)
+            self.cache = LeaderEpochCache(self.frozen_epochs, mode="latest")
+            self.cache.truncate_from_end(self.leo)
             self.frozen_epochs = None
-            self.extra_epochs = cache.entries
         self.torn = None
 
 
@@ -154,7 +162,7 @@ class ScenarioBuilder:
         self._controller_elects(leader, self.epoch, unclean)
         if record_epoch:
             b = self.brokers[leader]
-            b.extra_epochs.append((self.epoch, b.leo))
+            b.cache.assign(self.epoch, b.leo)  # KAFKA-7415: the new leader records its epoch at its log end
         return self
 
     def _controller_elects(self, leader: int, epoch: int | None, unclean: bool) -> None:
@@ -187,7 +195,7 @@ class ScenarioBuilder:
             data = build_batch([RecordData(off, T0 + self._clock, f"k{off}".encode(), value)],
                                partition_leader_epoch=self.epoch, producer_id=producer_id,
                                producer_epoch=0 if producer_id >= 0 else -1, base_sequence=off if producer_id >= 0 else -1)
-            b.batches.append((off, off, self.epoch, data))
+            b.append((off, off, self.epoch, data))
         return self
 
     def replicate(self, follower: int, *, up_to: int | None = None, source: int | None = None) -> "ScenarioBuilder":
@@ -197,7 +205,7 @@ class ScenarioBuilder:
         self._appending(dst)
         for batch in src.batches:
             if batch[0] >= dst.leo and (up_to is None or batch[1] < up_to):
-                dst.batches.append(batch)
+                dst.append(batch)
         return self
 
     def follow(self, follower: int, *, up_to: int | None = None) -> "ScenarioBuilder":
@@ -210,8 +218,9 @@ class ScenarioBuilder:
         while common < min(len(src.batches), len(dst.batches)) and src.batches[common] == dst.batches[common]:
             common += 1
         if common < len(dst.batches):
-            dst.batches = dst.batches[:common]
-            dst.extra_epochs = [e for e in dst.extra_epochs if e[1] < dst.leo]
+            dst.truncate(common)
+        else:
+            dst.cache.truncate_from_end(dst.leo)  # a truncation to the log end still trims it (KAFKA-10706)
         return self.replicate(follower, up_to=up_to)
 
     def high_watermark(self, broker: int, hw: int) -> "ScenarioBuilder":
@@ -255,8 +264,7 @@ class ScenarioBuilder:
         b = self.brokers[broker]
         lost = [x for x in b.batches if x[1] >= keep_to]
         if checkpoints_lost:
-            b.batches = [x for x in b.batches if x[1] < keep_to]
-            b.extra_epochs = [e for e in b.extra_epochs if e[1] <= keep_to]
+            b.truncate(len([x for x in b.batches if x[1] < keep_to]))
             b.hw = None if b.hw is None else min(b.hw, keep_to)
             return self
         b.frozen_epochs = b.epochs()
@@ -343,7 +351,7 @@ class ScenarioBuilder:
                                partition_leader_epoch=self.epoch, producer_id=producer_id, producer_epoch=state[0],
                                base_sequence=state[1], transactional=True)
             state[1] += 1
-            b.batches.append((off, off, self.epoch, data))
+            b.append((off, off, self.epoch, data))
             self._txn[data] = _Txn(producer_id)
         return self
 
@@ -365,7 +373,7 @@ class ScenarioBuilder:
                                        encode_end_txn_marker(coordinator_epoch))],
                            partition_leader_epoch=self.epoch, producer_id=producer_id, producer_epoch=state[0],
                            transactional=True, control=True)
-        b.batches.append((off, off, self.epoch, data))
+        b.append((off, off, self.epoch, data))
         self._txn[data] = _Txn(producer_id, kind)
         return self
 

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as _hypothesis_settings
+
+# Property tests draw the same examples on every run unless KF_RANDOM=1: a build passes or fails for a reason in
+# the code, not in the dice (run with KF_RANDOM=1 and a large KF_EXAMPLES to search for new counterexamples).
+_hypothesis_settings.register_profile("kforensics", derandomize=True)
+_hypothesis_settings.register_profile("random", derandomize=False)
+_hypothesis_settings.load_profile("random" if os.environ.get("KF_RANDOM") == "1" else "kforensics")
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -86,5 +86,6 @@ def replay_all(brokers, *, kafka_version: str = "latest", topic: str | None = No
             continue
         report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
                                               events=events, timeline=tl, what_if=what_if,
-                                              digests=batch_digests if digests else None))
+                                              digests=batch_digests if digests else None,
+                                              summaries=loaded.summaries.get((t, p))))
     return report
