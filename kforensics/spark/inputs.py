@@ -7,7 +7,12 @@ import glob
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
+
+
+class InputError(ValueError):
+    """A manifest or argument that cannot be taken as it is (a usage error, before anything runs)."""
 
 
 @dataclass(frozen=True)
@@ -31,17 +36,35 @@ def _id(spec: str, taken: set[str]) -> str:
     return sid
 
 
-def _int(v) -> int | None:
-    return None if v in (None, "") else int(v)
+def _broker_id(v, where: str) -> int | None:
+    """A broker id as Kafka takes it (``broker.id``/``node.id``: an int32), else :class:`InputError`."""
+    if v is None or v == "":
+        return None
+    try:
+        n = int(str(v).strip()) if not isinstance(v, bool) else None
+    except ValueError:
+        n = None
+    if n is None or not -2**31 <= n < 2**31:
+        raise InputError(f"{where}: broker_id {str(v)[:40]!r} is not a broker id (an int32, as Kafka's broker.id)")
+    return n
 
 
 def read_manifest(path: str) -> list[dict]:
-    """Rows with ``path`` and optional ``broker_id``, ``snapshot_time``, ``cluster``."""
-    with open(path, encoding="utf-8") as fh:
-        if path.endswith(".json"):
-            doc = json.load(fh)
-            return doc["snapshots"] if isinstance(doc, dict) else doc
-        return list(csv.DictReader(fh))
+    """Rows with ``path`` and optional ``broker_id``, ``snapshot_time``, ``cluster``; :class:`InputError` when the
+    manifest cannot be read as one."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if path.endswith(".json"):
+                doc = json.load(fh)
+                rows = doc.get("snapshots") if isinstance(doc, dict) else doc
+            else:
+                rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, csv.Error) as e:
+        raise InputError(f"manifest {path}: {type(e).__name__}: {e}") from None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and r.get("path") for r in rows):
+        raise InputError(f"manifest {path}: expected rows with a path (CSV columns or a JSON list of objects: path, "
+                         "optional broker_id, snapshot_time, cluster)")
+    return rows
 
 
 def resolve_snapshots(args: list[str], manifest: str | None = None) -> list[Snapshot]:
@@ -52,13 +75,22 @@ def resolve_snapshots(args: list[str], manifest: str | None = None) -> list[Snap
             rows.append({"path": a})
         else:
             rows += [{"path": p} for p in sorted(glob.glob(a))]
-    taken: set[str] = set()
+    given = Counter(str(r["snapshot_id"]) for r in rows if r.get("snapshot_id"))
+    dup = sorted(i for i, n in given.items() if n > 1)
+    if dup:
+        raise InputError(f"snapshot ids given twice: {', '.join(dup[:5])}")
+    taken: set[str] = set(given)
     out = []
-    for r in rows:
+    for i, r in enumerate(rows, 1):
         spec = str(r["path"])
-        out.append(Snapshot(spec, r.get("snapshot_id") or _id(spec, taken), _int(r.get("broker_id")),
-                            r.get("snapshot_time") or None, r.get("cluster") or None))
+        bid = _broker_id(r.get("broker_id"), f"{manifest or 'snapshot'} row {i} ({spec})")
+        sid = str(r["snapshot_id"]) if r.get("snapshot_id") else _id(spec, taken)
+        out.append(Snapshot(spec, sid, bid, _text(r.get("snapshot_time")), _text(r.get("cluster"))))
     return out
+
+
+def _text(v) -> str | None:
+    return None if v is None or v == "" else str(v)
 
 
 def parse_metadata(specs: list[str]) -> list[str | tuple[str, str]]:

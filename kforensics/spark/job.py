@@ -5,28 +5,41 @@ dir's root files) with :func:`kforensics.scan.broker.plan_log_dir` and
 builds one KRaft timeline per cluster from the metadata logs among the
 snapshots (and ``metadata`` inputs), as ``kforensics replay`` does;
 executors scan partition dirs with
-:func:`kforensics.scan.partition.scan_partition` and write the same tables
-as ``kforensics scan --out`` (batch headers streamed to Parquet); the
+:func:`kforensics.scan.partition.scan_partition` (transactions checked
+against the snapshot's own ``__transaction_state``, as ``scan`` checks them)
+and write the same tables as ``kforensics scan --out`` (batch headers
+streamed to Parquet), and read each ``__consumer_offsets`` copy's committed
+offsets (:func:`kforensics.consumers.committed_offsets.read_copy`); the
 broker-level checks ``scan`` runs over a whole broker run on the driver over
-the partitions table; and each (cluster, topic, partition) group is
-replayed by :func:`kforensics.replay.group.replay_group` with its cluster's
-timeline, the same function ``kforensics replay`` calls.  Output
-(``--out``): ``brokers``, ``partitions``, ``segments``, ``batches``,
-``epochs``, ``findings`` (scan, timeline and replay findings), ``files``,
-``checkpoints``, ``verdicts``, ``divergence``, ``summary``.  Everything is
-written under a staging directory and moved into place at the end, so an
-output directory never holds a mix of two runs.
+the partitions table; the driver merges the committed offsets per cluster;
+and each (cluster, topic, partition) group is replayed by
+:func:`kforensics.replay.group.replay_group` with its cluster's timeline, the
+same function ``kforensics replay`` calls, followed by the same consumer
+impact (:func:`kforensics.consumers.impact.partition_impact`) and
+transactions after the replay
+(:func:`kforensics.consumers.read_committed.partition_after_replay`).
+
+Output (``--out``): :data:`TABLES`.  Every table is written by pyarrow, part
+by part, with ``kforensics.schema_version`` in its metadata, under a staging
+directory that is moved into place at the end, so an output directory never
+holds a mix of two runs.  A task that fails becomes a ``SCAN_FAILED``
+finding and a partition group whose replay fails a ``REPLAY_FAILED`` one;
+the job goes on, and the summary it returns counts them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
 import posixpath
+import re
 import time
 import traceback
 import uuid
 from dataclasses import asdict, dataclass, field
+from types import SimpleNamespace
 from typing import Any, Iterator
 
 import pandas as pd
@@ -42,21 +55,86 @@ from ..scan.broker import plan_log_dir
 from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
 from ..scan.partition import scan_partition
 from ..tables.replay_tables import (BATCH_COLUMNS, PARTITION_COLUMNS, divergence_rows, divergence_table,
-                                    findings_rows_table, partition_path, replay_findings_table,
+                                    findings_rows_table, partition_path, replay_findings_table, replica_rows,
                                     replicas_from_frames, verdict_rows, verdicts_table)
 from ..tables.scan_tables import REPORT_TABLES, BatchesWriter, write_table
-from ..tables.schemas import SCHEMAS, fit
+from ..tables.schemas import CONTEXT, SCHEMAS, fit
 from .inputs import Snapshot
 
-TABLES = ("brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints", "verdicts",
-          "divergence", "summary")
-TASK_COLUMNS = ["snapshot_id", "spec", "log_dir", "dir_name", "broker_id", "cluster", "snapshot_time", "context"]
-STATUS_SCHEMA = "snapshot_id string, dir_name string, status string, error string, batches long, bytes long"
+#: the ``__consumer_offsets`` and ``__transaction_state`` topics (their copies are read for the impact analyses)
+CONSUMER_OFFSETS, TRANSACTION_STATE = "__consumer_offsets", "__transaction_state"
+BROKERS_SCHEMA = pa.schema(CONTEXT + [
+    ("spec", pa.string()), ("log_dirs", pa.string()), ("meta_version", pa.int64()), ("directory_ids", pa.string()),
+    ("clean_shutdown", pa.string()), ("archive_members_ignored", pa.int64())])
+SUMMARY_SCHEMA = pa.schema([
+    ("cluster", pa.string()), ("topic", pa.string()), ("broker_id", pa.int32()), ("verdict", pa.string()),
+    ("records", pa.int64()), ("bytes", pa.int64()), ("partitions", pa.int64())])
+#: every table the job writes, and its schema
+TABLE_SCHEMAS: dict[str, pa.Schema] = {"brokers": BROKERS_SCHEMA, **{n: SCHEMAS[n] for n in (
+    "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints", "transactions",
+    "committed_offsets", "verdicts", "divergence", "consumer_impact")}, "summary": SUMMARY_SCHEMA}
+TABLES = tuple(TABLE_SCHEMAS)
+TASK_COLUMNS = ["snapshot_id", "log_dir", "dir_name", "raw", "broker_id", "cluster", "snapshot_time", "context",
+                "part"]
+TASK_SCHEMA = ("snapshot_id string, log_dir string, dir_name string, raw string, broker_id int, cluster string, "
+               "snapshot_time string, context string, part string")
+STATUS_COLUMNS = ["snapshot_id", "dir_name", "status", "error", "batches", "bytes", "payload"]
+STATUS_SCHEMA = ("snapshot_id string, dir_name string, status string, error string, batches long, bytes long, "
+                 "payload binary")
+GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected"]
+GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, error string, verdicts long, "
+                "affected boolean")
 KEYS = ["cluster", "topic", "partition"]
 
 
 class OutputExists(Exception):
-    pass
+    """An output that holds something already (refused without ``--overwrite``), or that is not a directory."""
+
+
+class MetadataInputError(ValueError):
+    """A ``--metadata`` input that does not exist or whose cluster is not known (a usage error)."""
+
+
+# ----------------------------------------------------------------------------- names
+def _hex(text: str) -> str:
+    """A name as it is on disk (undecodable bytes held as surrogates), losslessly as hex (Spark strings are UTF-8)."""
+    return text.encode("utf-8", "surrogateescape" if _escaped(text) else "surrogatepass").hex()
+
+
+def _unhex(h: str) -> str:
+    return bytes.fromhex(h).decode("utf-8", "surrogateescape")
+
+
+def _escaped(text: str) -> bool:
+    return any(0xDC80 <= ord(c) <= 0xDCFF for c in text) and not any(
+        0xD800 <= ord(c) <= 0xDFFF and not 0xDC80 <= ord(c) <= 0xDCFF for c in text)
+
+
+def _safe(text: str, limit: int = 100) -> str:
+    """A file-name-safe form of ``text`` (distinct texts stay distinct: a changed one carries a hash)."""
+    s = re.sub(r"[^A-Za-z0-9._=-]", "_", text)
+    if s == text and len(s) <= limit:
+        return s
+    return f"{s[:limit]}~{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+def task_part(snapshot_id: str, dir_name: str) -> str:
+    """The part name of one partition dir's table files (never hidden: readers skip names starting . or _)."""
+    return f"s-{_safe(snapshot_id)}--{_safe(dir_name)}"
+
+
+def _group_part(cluster: Any, topic: str, partition: Any) -> str:
+    key = json.dumps([cluster, topic, partition], default=str)
+    return "g-" + hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+
+
+def _none(v: Any) -> Any:
+    """``v``, or None for a missing value (None, NaN, NA); numpy scalars become Python values."""
+    if v is None or isinstance(v, (str, bytes, dict, list, tuple)) or hasattr(v, "__len__"):
+        return v
+    if pd.isna(v):
+        return None
+    return v.item() if hasattr(v, "item") else v
 
 
 # ----------------------------------------------------------------------------- output location
@@ -80,7 +158,10 @@ def _rmtree(fs, path: str) -> None:
     if fs is None:
         import shutil
 
-        shutil.rmtree(path, ignore_errors=True)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
     elif _exists(fs, path):
         fs.delete_dir(path)
 
@@ -99,20 +180,34 @@ def _mkdirs(fs, path: str) -> None:
         fs.create_dir(path, recursive=True)
 
 
-def check_output(out: str, snapshots: list[Snapshot], overwrite: bool,
-                 metadata: list[Any] | dict[str | None, list[Any]] | None = None) -> None:
-    """Refuse an output inside, onto or above any input (snapshots and metadata logs), and an existing one
-    without ``overwrite``.
-
-    Called before Spark starts: nothing has been created yet.
-    """
+def evidence_inputs(snapshots: list[Snapshot], metadata: list[Any] | dict[str | None, list[Any]] | None = None,
+                    manifest: str | None = None) -> list[str]:
+    """Every input location: the snapshots, the metadata logs and the manifest."""
     extra = [p for ps in metadata.values() for p in ps] if isinstance(metadata, dict) else [
         m[1] if isinstance(m, tuple) else m for m in (metadata or [])]
-    refuse_output_in_evidence(out, [s.spec for s in snapshots] + [str(p) for p in extra])
+    return [s.spec for s in snapshots] + [str(p) for p in extra] + ([manifest] if manifest else [])
+
+
+def check_output(out: str, snapshots: list[Snapshot], overwrite: bool,
+                 metadata: list[Any] | dict[str | None, list[Any]] | None = None, manifest: str | None = None
+                 ) -> None:
+    """Refuse an output inside, onto or above any input (snapshots, metadata logs, the manifest), an existing one
+    without ``overwrite``, and one holding anything but the tables of an earlier run (``overwrite`` replaces
+    those tables only).
+
+    Call it before Spark starts: it reads nothing but the output's listing and creates nothing.
+    """
+    refuse_output_in_evidence(out, evidence_inputs(snapshots, metadata, manifest))
     filesystem, out_path = split_uri(out)
+    if filesystem is None and os.path.lexists(out_path) and not os.path.isdir(out_path):
+        raise OutputExists(f"{out} exists and is not a directory")
     existing = [n for n in _listdir(filesystem, out_path) if not n.startswith(".")]
     if existing and not overwrite:
         raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
+    foreign = [n for n in existing if n not in TABLES]
+    if foreign:
+        raise OutputExists(f"{out} holds {', '.join(foreign[:5])}, which are not tables of a kforensics run; "
+                           "--overwrite replaces only those: choose a new or empty directory")
 
 
 # ----------------------------------------------------------------------------- driver planning
@@ -123,16 +218,23 @@ def _relative(root, path) -> str:
 
 def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> None:
     for name, make in REPORT_TABLES.items():
+        t = make(report, context)
+        if name == "partitions" or len(t):
+            d = f"{staging.rstrip('/')}/{name}"
+            _mkdirs(filesystem, d)
+            write_table(t, f"{d}/{part}.parquet", filesystem)
+
+
+def _write(name: str, t: pa.Table, staging: str, part: str, filesystem=None) -> None:
+    if len(t):
         d = f"{staging.rstrip('/')}/{name}"
         _mkdirs(filesystem, d)
-        write_table(make(report, context), f"{d}/{part}.parquet", filesystem)
+        write_table(t, f"{d}/{part}.parquet", filesystem)
 
 
 def _write_findings(findings: list, staging: str, part: str, context: dict, filesystem=None) -> None:
     if findings:
-        d = f"{staging.rstrip('/')}/findings"
-        _mkdirs(filesystem, d)
-        write_table(findings_rows_table(findings, context), f"{d}/{part}.parquet", filesystem)
+        _write("findings", findings_rows_table(findings, context), staging, part, filesystem)
 
 
 @dataclass
@@ -147,10 +249,18 @@ class Plan:
     snapshot_metadata: dict[str, list[PartitionLog]] = field(default_factory=dict)
     #: per cluster: the log dirs holding a metadata log (the controller's record ``replay`` reads)
     cluster_metadata: dict[str | None, list[Any]] = field(default_factory=dict)
+    #: per snapshot id: what executors need (spec, its log dirs, whether it holds ``__transaction_state``)
+    snapshots: dict[str, dict] = field(default_factory=dict)
+    #: per snapshot id: what the driver reported about it (keys of :func:`kforensics.scan.broker._key`)
+    reported: dict[str, set] = field(default_factory=dict)
+    #: per snapshot id: the findings the driver found about it (archive, log dirs, root files)
+    findings: dict[str, list] = field(default_factory=dict)
 
 
 def plan(snapshots: list[Snapshot], staging: str, filesystem=None) -> Plan:
     """Read every snapshot's listing and root files on the driver; the partition dirs become tasks."""
+    from ..scan.broker import _key
+
     tasks: list[dict] = []
     out = Plan(pd.DataFrame(columns=TASK_COLUMNS), [])
     for snap in snapshots:
@@ -162,35 +272,51 @@ def plan(snapshots: list[Snapshot], staging: str, filesystem=None) -> Plan:
         plans, root = [], None
         try:
             root = resolve(snap.spec)
-            untrusted = len(getattr(getattr(root, "archive", None), "untrusted", []))
+            archive = getattr(root, "archive", None)
+            untrusted = getattr(archive, "untrusted_count", 0)
             log_dirs = find_log_dirs(root)
             if not log_dirs:
                 findings.add(finding("NO_LOG_DIR", "no broker log dir found in this snapshot", file=snap.spec))
-            if untrusted:
-                findings.add(finding("ARCHIVE_MEMBERS_IGNORED", f"{untrusted} archive members with absolute, "
-                                     "escaping or link names ignored", file=snap.spec,
-                                     members=root.archive.untrusted[:50]))
+                if archive is not None and not archive.reported:
+                    # what the archive lost (a truncated archive may hold nothing whole): as plan_log_dir says it
+                    archive.reported = True
+                    findings.extend(archive.findings())
             plans = [plan_log_dir(d, broker, findings, files, checkpoints) for d in log_dirs]
+            # members found damaged while the driver read them (root files), as scan_log_dirs reports them at the
+            # end; those under a partition dir are the executor's that scans it
+            known = {_key(f) for f in findings}
+            under = [tuple(getattr(pd_.path, "parts", ())) for p in plans for pd_, _ in p.partitions]
+            findings.extend(f for f in archive_damage(archive, None, under) if _key(f) not in known)
         except Exception as e:  # noqa: BLE001 - a broken archive or unreachable filesystem is a finding
             findings.add(finding("SNAPSHOT_UNREADABLE", f"{type(e).__name__}: {e}", file=snap.spec))
         broker_id = snap.broker_id if snap.broker_id is not None else broker.node_id
+        broker_id = fit(broker_id, pa.int32())
         cluster = snap.cluster or broker.cluster_id
         context = {"snapshot_id": snap.snapshot_id, "snapshot_time": snap.snapshot_time, "cluster": cluster,
                    "broker_id": broker_id}
         out.contexts[snap.snapshot_id] = context
         report = ScanReport(broker, [], findings.findings(), files, checkpoints)
-        _write_parts(report, staging, f"driver-{snap.snapshot_id}", context, filesystem)
+        out.findings[snap.snapshot_id] = report.findings
+        out.reported[snap.snapshot_id] = {_key(f) for f in report.findings}
+        _write_parts(report, staging, f"d-{_safe(snap.snapshot_id)}", context, filesystem)
+        has_txn_state = False
         for p in plans:
             metadata_logs = [pd_ for pd_, _ in p.partitions if pd_.is_metadata_log and pd_.name.suffix is None]
             if metadata_logs:
                 out.snapshot_metadata.setdefault(snap.snapshot_id, []).extend(metadata_logs)
                 out.cluster_metadata.setdefault(cluster, []).append(p.log_dir)
+            log_dir = _relative(root, p.log_dir.path)
             for pd_, pctx in p.partitions:
+                has_txn_state |= pd_.topic == TRANSACTION_STATE and pd_.name.suffix is None
                 tasks.append({
-                    "snapshot_id": snap.snapshot_id, "spec": snap.spec, "log_dir": _relative(root, p.log_dir.path),
-                    "dir_name": pd_.dir_name, "broker_id": broker_id, "cluster": cluster,
-                    "snapshot_time": snap.snapshot_time, "context": json.dumps(asdict(pctx)),
+                    "snapshot_id": snap.snapshot_id, "log_dir": fit(log_dir, pa.string()),
+                    "dir_name": fit(pd_.dir_name, pa.string()), "raw": json.dumps([_hex(log_dir), _hex(pd_.dir_name)]),
+                    "broker_id": broker_id, "cluster": cluster, "snapshot_time": snap.snapshot_time,
+                    "context": json.dumps(asdict(pctx)), "part": task_part(snap.snapshot_id, pd_.dir_name),
                 })
+        out.snapshots[snap.snapshot_id] = {
+            "spec": snap.spec, "log_dirs": [_hex(_relative(root, p.log_dir.path)) for p in plans],
+            "transaction_state": has_txn_state}
         out.brokers.append({**context, "spec": snap.spec, "log_dirs": json.dumps(broker.log_dirs),
                             "meta_version": broker.meta_version, "directory_ids": json.dumps(broker.directory_ids),
                             "clean_shutdown": json.dumps(broker.clean_shutdown),
@@ -251,10 +377,10 @@ def build_timelines(plan_: Plan, metadata: dict[str | None, list[Any]], staging:
             _write_findings([finding("SNAPSHOT_UNREADABLE", f"the metadata log could not be read: "
                                      f"{type(e).__name__}: {e}", file=", ".join(str(getattr(x, "path", x))
                                                                                   for x in inputs))],
-                            staging, f"timeline-{i}", context, filesystem)
+                            staging, f"t-{i}", context, filesystem)
             continue
         timelines[cluster] = tl
-        _write_findings(tl.findings, staging, f"timeline-{i}", context, filesystem)
+        _write_findings(tl.findings, staging, f"t-{i}", context, filesystem)
     return timelines
 
 
@@ -288,57 +414,89 @@ NAMED_TABLES = ("partitions", "segments", "epochs")
 def _rows(frame: pd.DataFrame) -> list[PartitionRow]:
     out = []
     for r in frame.itertuples(index=False):
-        cache = None if r.epoch_cache_written is None or (not isinstance(r.epoch_cache_written, str)
-                                                          and pd.isna(r.epoch_cache_written)) else [
-            tuple(e) for e in json.loads(r.epoch_cache_written)]
-        seen = [] if r.epochs_seen is None or isinstance(r.epochs_seen, float) else [int(e) for e in r.epochs_seen]
-        out.append(PartitionRow(r.log_dir, r.dir_name, r.topic, int(r.partition),
-                                None if pd.isna(r.suffix) else r.suffix, None if pd.isna(r.topic_id) else r.topic_id,
-                                cache, seen))
+        cache = _none(r.epoch_cache_written)
+        cache = None if cache is None else [tuple(e) for e in json.loads(cache)]
+        seen = [] if _none(r.epochs_seen) is None else [int(e) for e in r.epochs_seen if _none(e) is not None]
+        partition = _none(r.partition)
+        out.append(PartitionRow(r.log_dir, r.dir_name, r.topic, -1 if partition is None else int(partition),
+                                _none(r.suffix), _none(r.topic_id), cache, seen))
     return out
+
+
+def _finding_keys(frame: pd.DataFrame) -> set:
+    """The :func:`kforensics.scan.broker._key` of each row of a findings frame."""
+    from ..scan.broker import _key
+
+    def frozen(v: Any) -> Any:
+        return tuple(frozen(x) for x in v) if isinstance(v, list) else v
+
+    keys = set()
+    for r in frame.itertuples(index=False):
+        facts = json.loads(r.facts) if isinstance(r.facts, str) else {}
+        facts = {k: frozen(v) for k, v in facts.items()} if isinstance(facts, dict) else {}
+        keys.add(_key(SimpleNamespace(code=r.code, file=_none(r.file), facts=facts,
+                                      position=None if _none(r.position) is None else int(r.position),
+                                      line=None if _none(r.line) is None else int(r.line))))
+    return keys
+
+
+def _read_parts(staging: str, table: str, parts: list[str], columns: list[str] | None = None, filesystem=None
+                ) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    read = []
+    for part in parts:
+        path = f"{staging.rstrip('/')}/{table}/{part}.parquet"
+        if _exists(filesystem, path):
+            read.append(pq.read_table(path, columns=columns, filesystem=filesystem))
+    return pa.concat_tables(read).to_pandas() if read else pd.DataFrame(columns=columns or SCHEMAS[table].names)
 
 
 def broker_checks(plan_: Plan, staging: str, filesystem=None) -> int:
     """What ``scan`` checks over a whole broker, per snapshot, with the same functions: topic names of
     ``-delete``/``-stray`` dirs from the topic ids of live dirs (the scan tables then say the corrected name),
-    and the replicas' epochs against the snapshot's own metadata log.  Runs on the driver over the partitions
-    rows of the snapshots that need it (small: one row per partition dir).  Returns the number of names
-    corrected."""
-    import pyarrow.parquet as pq
+    and the replicas' epochs against the snapshot's own metadata log, whose timeline findings are reported
+    where the scan of the snapshot has not reported them already (as :func:`~kforensics.scan.broker.scan_log_dirs`
+    does).  Runs on the driver over the partitions rows of the snapshots that need it (small: one row per
+    partition dir).  Returns the number of names corrected."""
+    from ..kraft.timeline import build_timeline
+    from ..scan.broker import _key, check_against_timeline, name_truncated_topics
 
-    from ..scan.broker import check_against_timeline, name_truncated_topics
-
-    suffixes = {(t.snapshot_id, getattr(parse_partition_dir_name(t.dir_name), "suffix", None))
+    suffixes = {(t.snapshot_id, getattr(parse_partition_dir_name(_unhex(json.loads(t.raw)[1])), "suffix", None))
                 for t in plan_.tasks.itertuples(index=False)}
     wanted = {sid for sid, suffix in suffixes if suffix in ("delete", "stray")} | set(plan_.snapshot_metadata)
     if not wanted:
         return 0
-    # the partitions rows of these snapshots only: one part per scanned dir, named after it
     _, staging_path = split_uri(staging)
-    raw = {}
-    parts = []
+    parts: dict[str, list[str]] = {}
     for t in plan_.tasks.itertuples(index=False):
         if t.snapshot_id in wanted:
-            raw[(t.snapshot_id, fit(t.dir_name, pa.string()))] = t.dir_name
-            path = f"{staging_path.rstrip('/')}/partitions/{t.snapshot_id}--{t.dir_name}.parquet"
-            if _exists(filesystem, path):
-                parts.append(pq.read_table(path, columns=CHECK_COLUMNS, filesystem=filesystem))
-    frame = pa.concat_tables(parts).to_pandas() if parts else pd.DataFrame(columns=CHECK_COLUMNS)
+            parts.setdefault(t.snapshot_id, []).append(t.part)
     corrected = 0
-    for sid, group in frame.groupby("snapshot_id", sort=True):
+    for sid in sorted(wanted):
+        frame = _read_parts(staging_path, "partitions", parts.get(sid, []), CHECK_COLUMNS, filesystem)
         context = plan_.contexts[sid]
-        rows = _rows(group)
+        rows = _rows(frame)
+        part_of = {fit(_unhex(json.loads(t.raw)[1]), pa.string()): t.part for t in plan_.tasks.itertuples(index=False)
+                   if t.snapshot_id == sid}
         before = {r.dir_name: r.topic for r in rows}
         findings = FindingLog()
         name_truncated_topics(rows, findings)
+        timeline = None
         if sid in plan_.snapshot_metadata:
+            timeline = build_timeline(plan_.snapshot_metadata[sid])
             check_against_timeline(rows, BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]),
-                                   findings, plan_.snapshot_metadata[sid])
-        _write_findings(findings.findings() + [f for r in rows for f in r.findings], staging_path,
-                        f"checks-{sid}", context, filesystem)
+                                   findings, timeline)
+        new = findings.findings() + [f for r in rows for f in r.findings]
+        if timeline is not None:
+            # the timeline reads the metadata segments and snapshots the scan has read: each finding once
+            seen = set(plan_.reported.get(sid, set())) | {_key(f) for f in new}
+            seen |= _finding_keys(_read_parts(staging_path, "findings", parts.get(sid, []), None, filesystem))
+            new += [f for f in timeline.findings if _key(f) not in seen]
+        _write_findings(new, staging_path, f"c-{_safe(sid)}", context, filesystem)
         for r in rows:
             if r.topic != before[r.dir_name]:
-                _rename_topic(staging_path, f"{sid}--{raw.get((sid, r.dir_name), r.dir_name)}", r.topic, filesystem)
+                _rename_topic(staging_path, part_of[r.dir_name], r.topic, filesystem)
                 corrected += 1
     return corrected
 
@@ -356,8 +514,33 @@ def _rename_topic(staging: str, part: str, topic: str, filesystem=None) -> None:
         write_table(t, path, filesystem)
 
 
+def _member(name: str) -> str:
+    return "/".join(p for p in name.split("/") if p not in (".", ""))
+
+
+def archive_damage(archive: Any, under: tuple[str, ...] | None, outside: list[tuple[str, ...]] = ()) -> list:
+    """The archive's findings about members whose data turned out damaged when they were read
+    (:meth:`~kforensics.log.sources.TarArchive.findings`): those under the directory ``under`` (a partition dir
+    an executor scanned), or with ``under`` None those under none of ``outside`` (read by the driver: root
+    files)."""
+    if archive is None:
+        return []
+    out = []
+    for f in archive.findings():
+        if f.code != "ARCHIVE_DAMAGED" or f.position is None or "member" not in f.facts:
+            continue
+        member = _member(str(f.facts["member"]))
+        if under is not None:
+            if member.startswith("/".join(under) + "/"):
+                out.append(f)
+        elif not any(member.startswith("/".join(d) + "/") for d in outside):
+            out.append(f)
+    return out
+
+
 # ----------------------------------------------------------------------------- executors
 _ROOTS: dict[str, Any] = {}
+_COORDINATORS: dict[Any, Any] = {}
 
 
 def _root(spec: str):
@@ -367,102 +550,329 @@ def _root(spec: str):
     return _ROOTS[spec]
 
 
-def scan_tasks(staging: str, kafka_version: str):
-    """The mapInPandas function: scan each task's partition dir and write its table parts."""
+def _snapshot_coordinator(snapshot_id: str, info: dict) -> Any:
+    """The transaction coordinator's view of the snapshot's own ``__transaction_state`` (read on first use, once per
+    executor process), as ``scan`` checks a broker's transactions; None when the snapshot holds none."""
+    from ..scan.partition import CoordinatorSource
+
+    if not info.get("transaction_state"):
+        return None
+    key = (snapshot_id, info["spec"])
+    if key not in _COORDINATORS:
+        root = _root(info["spec"])
+        dirs = [root / _unhex(d) if d else root for d in info.get("log_dirs", [])]
+        _COORDINATORS[key] = CoordinatorSource({None: dirs})
+    return _COORDINATORS[key]
+
+
+def _add_findings(have: list, extra: list) -> list:
+    """``extra`` findings not already in ``have`` (a second reader of the same files: each reported once)."""
+    seen = {(f.code, f.file, f.position) for f in have}
+    out = []
+    for f in extra:
+        if (f.code, f.file, f.position) not in seen:
+            seen.add((f.code, f.file, f.position))
+            out.append(f)
+    return out
+
+
+def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: str) -> tuple:
+    """Scan one task's partition dir and write its table parts; its status row (with the pickled committed
+    offsets of a ``__consumer_offsets`` copy)."""
+    from ..scan.partition import transaction_coordinator
+
+    bid = _none(t.broker_id)
+    bid = None if bid is None else int(bid)
+    context = {"snapshot_id": t.snapshot_id, "snapshot_time": _none(t.snapshot_time), "cluster": _none(t.cluster),
+               "broker_id": bid}
+    broker = BrokerIdentity(node_id=bid, cluster_id=context["cluster"])
+    batches = f"{staging_path}/batches/{t.part}.parquet"
+    writer = None
+    try:
+        log_dir, dir_name = (_unhex(x) for x in json.loads(t.raw))
+        root = _root(info["spec"])
+        ld = root / log_dir if log_dir else root
+        pdir = open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
+        _mkdirs(filesystem, f"{staging_path}/batches")
+        writer = BatchesWriter(batches, context, filesystem)
+        with transaction_coordinator(_snapshot_coordinator(t.snapshot_id, info)):
+            scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
+                                  batch_sink=writer)
+        writer.close()
+        writer = None
+        extra, payload = [], None
+        if pdir.name.suffix is None and pdir.topic == CONSUMER_OFFSETS:
+            from ..consumers.committed_offsets import read_copy
+
+            copy = read_copy(pdir, bid)
+            extra += copy.findings
+            payload = pickle.dumps(copy)
+        elif pdir.name.suffix is None and pdir.topic == TRANSACTION_STATE:
+            from ..transactions.coordinator import read_transaction_state
+
+            extra += read_transaction_state([(None, pdir)]).findings  # its records that do not decode
+        extra += archive_damage(getattr(root, "archive", None), tuple(getattr(pdir.path, "parts", ())) or None)
+        report = ScanReport(broker, [scan], _add_findings(scan.findings, extra), scan.files)
+        _write_parts(report, staging_path, t.part, context, filesystem)
+        return t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload
+    except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001
+                pass
+        _rmtree(filesystem, batches)  # no batch rows without their partition row
+        err = f"{type(e).__name__}: {e}"
+        f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
+                    file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),
+                    traceback=traceback.format_exc()[-2000:])
+        _write_parts(ScanReport(broker, [], [f], []), staging_path, t.part, context, filesystem)
+        return t.snapshot_id, t.dir_name, "failed", err, 0, 0, None
+
+
+def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None):
+    """The mapInPandas function: scan each task's partition dir and write its table parts.
+
+    ``snapshots``: per snapshot id what :attr:`Plan.snapshots` says (or a Spark broadcast of it).
+    """
 
     def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         filesystem, staging_path = split_uri(staging)
+        info = getattr(snapshots, "value", snapshots) or {}
         for frame in frames:
-            out = []
-            for t in frame.itertuples(index=False):
-                bid = None if pd.isna(t.broker_id) else int(t.broker_id)
-                context = {"snapshot_id": t.snapshot_id, "snapshot_time": t.snapshot_time, "cluster": t.cluster,
-                           "broker_id": bid}
-                part = f"{t.snapshot_id}--{t.dir_name}"
-                broker = BrokerIdentity(node_id=bid, cluster_id=t.cluster)
-                try:
-                    root = _root(t.spec)
-                    ld = root / t.log_dir if t.log_dir else root
-                    pdir = open_partition(ld / t.dir_name, parse_partition_dir_name(t.dir_name), [])
-                    _mkdirs(filesystem, f"{staging_path}/batches")
-                    writer = BatchesWriter(f"{staging_path}/batches/{part}.parquet", context, filesystem)
-                    scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)),
-                                          kafka_version=kafka_version, batch_sink=writer)
-                    writer.close()
-                    _write_parts(ScanReport(broker, [scan], [], scan.files), staging_path, part, context, filesystem)
-                    out.append((t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes))
-                except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
-                    err = f"{type(e).__name__}: {e}"
-                    f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
-                                file=f"{t.spec}/{t.log_dir}/{t.dir_name}", traceback=traceback.format_exc()[-2000:])
-                    _write_parts(ScanReport(broker, [], [f], []), staging_path, part, context, filesystem)
-                    out.append((t.snapshot_id, t.dir_name, "failed", err, 0, 0))
-            yield pd.DataFrame(out, columns=["snapshot_id", "dir_name", "status", "error", "batches", "bytes"])
+            out = [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version)
+                   for t in frame.itertuples(index=False)]
+            yield pd.DataFrame(out, columns=STATUS_COLUMNS)
 
     return run
 
 
-def _union_schema() -> pa.Schema:
-    fields: dict[str, pa.Field] = {"kind": pa.field("kind", pa.string())}
-    for name in ("verdicts", "divergence", "findings"):
-        for f in SCHEMAS[name]:
-            if f.name in fields:
-                assert fields[f.name].type == f.type, f"{name}.{f.name}: {f.type} vs {fields[f.name].type}"
-            else:
-                fields[f.name] = f
-    return pa.schema(list(fields.values()))
+# ----------------------------------------------------------------------------- committed offsets
+def _latest_per_broker(items: list[dict]) -> list[dict]:
+    """Per (cluster, partition dir, broker) the copy of the latest snapshot, as the replay takes a broker's latest
+    snapshot (:func:`kforensics.tables.replay_tables.replica_rows`); copies of no known broker all count."""
+    best: dict[tuple, dict] = {}
+    out = []
+    for it in items:
+        if it["broker_id"] is None:
+            out.append(it)
+            continue
+        key = (it["cluster"], it["dir_name"], it["broker_id"])
+        rank = (it["snapshot_time"] is not None, it["snapshot_time"] or "", it["snapshot_id"])
+        if key not in best or rank > best[key]["rank"]:
+            best[key] = {**it, "rank": rank}
+    return out + list(best.values())
 
 
-#: what the replay of a partition group returns: verdict, divergence and finding rows in one frame, told apart
-#: by ``kind`` (one pass over the groups; the tables are split from it)
-REPLAY_SCHEMA = _union_schema()
-REPLAY_KINDS = {"verdict": "verdicts", "divergence": "divergence", "finding": "findings"}
+@dataclass
+class ClusterCommits:
+    """A cluster's committed offsets (each broker's latest copy of each ``__consumer_offsets`` partition, merged)
+    by (topic, partition), and the findings of reading them."""
+
+    commits: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
+    findings: list = field(default_factory=list)
+
+
+def committed_offsets(plan_: Plan, statuses: list[Any], staging: str, filesystem=None
+                      ) -> dict[str | None, ClusterCommits]:
+    """Merge the ``__consumer_offsets`` copies the executors read: per snapshot the ``committed_offsets`` table
+    (what ``scan --out`` writes for the broker), per cluster (each broker's latest snapshot) the commits by
+    (topic, partition) the replay's consumer impact reads."""
+    from ..consumers.committed_offsets import merge_copies
+    from ..tables.impact_tables import committed_offsets_table
+
+    copies = []
+    for s in statuses:
+        if s["payload"] is not None:
+            ctx = plan_.contexts[s["snapshot_id"]]
+            name = parse_partition_dir_name(s["dir_name"])
+            copies.append({"snapshot_id": s["snapshot_id"], "dir_name": s["dir_name"], "payload": s["payload"],
+                           "cluster": ctx["cluster"], "broker_id": ctx["broker_id"],
+                           "snapshot_time": ctx["snapshot_time"], "partition": name.partition if name else -1})
+    # in the order coordinator_copies gives them to the CLI (by partition, then broker): among copies that hold a
+    # commit at the same log offset, the first is the one named
+    copies.sort(key=lambda c: (c["partition"], -1 if c["broker_id"] is None else c["broker_id"], c["snapshot_id"]))
+    by_snapshot: dict[str, list[bytes]] = {}
+    for c in copies:
+        by_snapshot.setdefault(c["snapshot_id"], []).append(c["payload"])
+    for sid, payloads in sorted(by_snapshot.items()):
+        merged = merge_copies(pickle.loads(p) for p in payloads)
+        _write("committed_offsets", committed_offsets_table(merged, plan_.contexts[sid]), staging,
+               f"d-{_safe(sid)}", filesystem)
+    by_cluster: dict[str | None, list[bytes]] = {}
+    for c in sorted(_latest_per_broker(copies), key=lambda c: (c["partition"], -1 if c["broker_id"] is None
+                                                               else c["broker_id"], c["snapshot_id"])):
+        by_cluster.setdefault(c["cluster"], []).append(c["payload"])
+    out: dict[str | None, ClusterCommits] = {}
+    for cluster, payloads in by_cluster.items():
+        merged = merge_copies(pickle.loads(p) for p in payloads)
+        cc = out[cluster] = ClusterCommits(findings=merged.findings)
+        for co in merged.offsets:
+            cc.commits.setdefault((co.topic, co.partition), []).append(co)
+    return out
+
+
+def commit_findings(commits: dict[str | None, ClusterCommits], groups: list[Any], staging: str, filesystem=None
+                    ) -> None:
+    """The findings of reading a cluster's committed offsets, as the cluster's when its replay loses or forks
+    records somewhere (``kforensics replay`` reads ``__consumer_offsets`` only then:
+    :func:`kforensics.consumers.replay_impact.replay_impact`)."""
+    affected = {g["cluster"] for g in groups if g["affected"]}
+    for i, cluster in enumerate(sorted(commits, key=lambda c: (c is not None, str(c)))):
+        if cluster in affected:
+            _write_findings(commits[cluster].findings, staging, f"o-{i}", {
+                "snapshot_id": None, "snapshot_time": None, "cluster": cluster, "broker_id": None}, filesystem)
+
+
+def transaction_state_copies(plan_: Plan) -> dict[str | None, list[tuple]]:
+    """Per cluster the ``__transaction_state`` copies (each broker's latest snapshot) the replay's coordinator
+    view reads, as ``(broker id, snapshot spec, log dir, dir name)`` (names as hex)."""
+    items = []
+    for t in plan_.tasks.itertuples(index=False):
+        log_dir, dir_name = (_unhex(x) for x in json.loads(t.raw))
+        name = parse_partition_dir_name(dir_name)
+        if name is not None and name.topic == TRANSACTION_STATE and name.suffix is None:
+            ctx = plan_.contexts[t.snapshot_id]
+            spec = plan_.snapshots[t.snapshot_id]["spec"]
+            items.append({"cluster": ctx["cluster"], "dir_name": dir_name, "broker_id": ctx["broker_id"],
+                          "snapshot_time": ctx["snapshot_time"], "snapshot_id": t.snapshot_id,
+                          "partition": name.partition, "copy": (ctx["broker_id"], spec, _hex(log_dir), _hex(dir_name))})
+    out: dict[str | None, list[tuple]] = {}
+    for it in sorted(_latest_per_broker(items), key=lambda x: (x["partition"], -1 if x["broker_id"] is None
+                                                               else x["broker_id"])):
+        out.setdefault(it["cluster"], []).append(it["copy"])
+    return out
+
+
+# ----------------------------------------------------------------------------- replay
+def raw_names(plan_: Plan) -> dict[tuple[str, str], tuple[str, str]]:
+    """(snapshot id, dir name as the tables hold it) -> (log dir, dir name) as hex, for the names that are not
+    valid UTF-8 on disk (the tables hold them escaped)."""
+    out = {}
+    for t in plan_.tasks.itertuples(index=False):
+        log_dir, dir_name = json.loads(t.raw)
+        if fit(_unhex(dir_name), pa.string()) != _unhex(dir_name) or fit(_unhex(log_dir), pa.string()) != \
+                _unhex(log_dir):
+            out[(t.snapshot_id, t.dir_name)] = (log_dir, dir_name)
+    return out
+
+
+def _open(spec: str, log_dir: str, dir_name: str) -> PartitionLog:
+    root = _root(spec)
+    ld = root / log_dir if log_dir else root
+    return open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
+
+
+def _cluster_coordinator(cluster: Any, copies: list[tuple] | None) -> Any:
+    """The transaction coordinator's view of a cluster (its brokers' ``__transaction_state``), read on first use,
+    once per executor process, as ``kforensics replay`` reads it; None without any."""
+    from ..transactions.coordinator import read_transaction_state
+
+    if not copies:
+        return None
+    key = ("cluster", cluster, tuple(copies))
+    if key not in _COORDINATORS:
+        _COORDINATORS[key] = read_transaction_state(
+            [(bid, _open(spec, _unhex(ld), _unhex(d))) for bid, spec, ld, d in copies])
+    return _COORDINATORS[key]
 
 
 def replay_frames(batches: pd.DataFrame, partitions: pd.DataFrame, kafka_version: str = "latest",
-                  timeline: Any = None) -> dict[str, pa.Table]:
-    """The ``verdicts``, ``divergence`` and ``findings`` rows of one (cluster, topic, partition) group, from
-    :func:`kforensics.replay.group.replay_group`: the same replay as ``kforensics replay``."""
+                  timeline: Any = None, *, commits: list[Any] | None = None, specs: dict[str, str] | None = None,
+                  coordinator: Any = None, raw_names: dict[tuple[str, str], tuple[str, str]] | None = None,
+                  events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The ``verdicts``, ``divergence``, ``findings``, ``consumer_impact`` and ``transactions`` rows of one
+    (cluster, topic, partition) group: :func:`kforensics.replay.group.replay_group`, the same replay as
+    ``kforensics replay``, then what it does to consumer groups (``commits``: their committed offsets of this
+    partition) and transactions (the replicas' partition dirs reopened from ``specs``, snapshot id -> spec, where
+    the replay loses records; ``coordinator``: the cluster's ``__transaction_state`` view, or a callable giving
+    it; ``raw_names``: (snapshot id, dir name as in the tables) -> (log dir, dir name) as hex, where the names on
+    disk are not valid UTF-8; ``events``: what happens next, as ``kforensics replay --scenario`` takes a
+    scenario's events), as ``kforensics replay`` reports them; and ``affected``: whether the replay loses or forks
+    records (only then are groups and transactions affected)."""
+    from ..consumers.impact import IMPACT_CODES, impact_findings, partition_impact
+    from ..consumers.read_committed import partition_after_replay
     from ..replay.group import replay_group
+    from ..tables.impact_tables import consumer_impact_table, reopened_rows, table
 
     first = partitions.iloc[0]
-    cluster, topic, partition = first["cluster"], first["topic"], int(first["partition"])
-    cluster = None if cluster is None or (not isinstance(cluster, str) and pd.isna(cluster)) else cluster
+    cluster, topic, partition = _none(first["cluster"]), first["topic"], int(first["partition"])
     replicas = replicas_from_frames(batches, partitions)
+    rows = list(replica_rows(partitions).itertuples(index=False))
     paths = {partition_path(r): r.snapshot_id for r in partitions.itertuples(index=False)}
     snapshots = {rep.broker_id: paths.get(rep.source) for rep in replicas}
-    rp = replay_group(topic, partition, replicas, kafka_version=kafka_version, timeline=timeline)
+    rp = replay_group(topic, partition, replicas, kafka_version=kafka_version, timeline=timeline, events=events)
+    # only a replay that loses or forks records can affect a group or a transaction (as replay_impact has it)
+    affected = any(v.code in IMPACT_CODES for r in rp.replicas for v in r.verdicts)
+    impacts = partition_impact(rp, commits, validates=True) if commits and affected else []
+    extra = impact_findings(impacts)
+    reopened: list[dict] = []
+    if specs is not None and affected:
+        logs = {}
+        for rep, row in zip(replicas, rows):
+            spec = specs.get(row.snapshot_id)
+            if spec is not None:
+                raw = (raw_names or {}).get((row.snapshot_id, row.dir_name))
+                log_dir, dir_name = (_unhex(raw[0]), _unhex(raw[1])) if raw else (
+                    _relative(_root(spec), row.log_dir), row.dir_name)
+                logs[(rep.broker_id, topic, partition)] = _open(spec, log_dir, dir_name)
+        after = partition_after_replay(rp, logs, coordinator=coordinator() if callable(coordinator) else coordinator)
+        extra += (after.leader_transactions.findings if after.leader_transactions is not None else []) + after.findings
+        reopened = reopened_rows(after, {"cluster": cluster})
+    rp.findings = list(rp.findings) + extra
     return {"verdicts": verdicts_table(verdict_rows(rp, cluster, snapshots)),
             "divergence": divergence_table(divergence_rows(rp, cluster)),
-            "findings": replay_findings_table(rp, cluster)}
+            "findings": replay_findings_table(rp, cluster),
+            "consumer_impact": consumer_impact_table(impacts, cluster),
+            "transactions": table("transactions", reopened), "affected": affected}
 
 
-def _union(tables: dict[str, pa.Table]) -> pa.Table:
-    parts = []
-    for kind, name in REPLAY_KINDS.items():
-        t = tables.get(name)
-        if t is None or not len(t):
-            continue
-        cols = [pa.array([kind] * len(t), pa.string()) if f.name == "kind" else
-                (t.column(f.name) if f.name in t.schema.names else pa.nulls(len(t), f.type)) for f in REPLAY_SCHEMA]
-        parts.append(pa.Table.from_arrays(cols, schema=REPLAY_SCHEMA))
-    return pa.concat_tables(parts) if parts else REPLAY_SCHEMA.empty_table()
+def replay_groups(kafka_version: str, shared: Any = None, staging: str | None = None):
+    """The cogroup function: replay each group and write its table parts under ``staging``; one status row per
+    group (:data:`GROUP_SCHEMA`).  A group whose replay fails becomes a ``REPLAY_FAILED`` finding; the others go on.
 
-
-def replay_groups(kafka_version: str, timelines: Any = None):
-    """The cogroup function: each group's replay rows (:data:`REPLAY_SCHEMA`).
-
-    ``timelines`` maps cluster to its KRaft timeline (or is a Spark broadcast of that map).
+    ``shared`` (or a Spark broadcast of it): ``timelines`` (cluster -> KRaft timeline), ``commits`` (cluster ->
+    (topic, partition) -> committed offsets), ``transaction_state`` (cluster -> copies, see
+    :func:`transaction_state_copies`), ``specs`` (snapshot id -> spec), ``raw_names`` (see :func:`raw_names`) and
+    ``events`` ((cluster, topic, partition) -> events).  A bare dict of timelines is taken as ``timelines``.
     """
 
     def fn(batches: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
         if partitions.empty:
-            return REPLAY_SCHEMA.empty_table().to_pandas()
-        tls = getattr(timelines, "value", timelines) or {}
-        cluster = partitions["cluster"].iloc[0]
-        tl = tls.get(None if not isinstance(cluster, str) and pd.isna(cluster) else cluster)
-        # integers stay integers (not floats beside nulls): offsets above 2**53 keep every digit
-        return _union(replay_frames(batches, partitions, kafka_version, tl)).to_pandas(integer_object_nulls=True)
+            return pd.DataFrame(columns=GROUP_COLUMNS)
+        sh = getattr(shared, "value", shared) or {}
+        if "timelines" not in sh:
+            sh = {"timelines": sh}
+        first = partitions.iloc[0]
+        cluster, topic, partition = _none(first["cluster"]), first["topic"], _none(first["partition"])
+        partition = None if partition is None else int(partition)
+        part = _group_part(cluster, topic, partition)
+        filesystem, staging_path = split_uri(staging) if staging else (None, None)
+        context = {"snapshot_id": None, "snapshot_time": None, "cluster": cluster, "broker_id": None}
+        try:
+            copies = (sh.get("transaction_state") or {}).get(cluster)
+            tables = replay_frames(batches, partitions, kafka_version, (sh.get("timelines") or {}).get(cluster),
+                                   commits=(sh.get("commits") or {}).get(cluster, {}).get((topic, partition)),
+                                   specs=sh.get("specs"), raw_names=sh.get("raw_names"),
+                                   events=(sh.get("events") or {}).get((cluster, topic, partition)),
+                                   coordinator=lambda: _cluster_coordinator(cluster, copies))
+            affected = tables.pop("affected")
+            if staging_path is not None:
+                for name, t in tables.items():
+                    _write(name, t, staging_path, part, filesystem)
+            return pd.DataFrame([(cluster, topic, partition, "ok", None, len(tables["verdicts"]), affected)],
+                                columns=GROUP_COLUMNS)
+        except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
+            err = f"{type(e).__name__}: {e}"
+            f = finding("REPLAY_FAILED", f"internal error replaying {topic}-{partition}: {err}", topic=topic,
+                        partition=partition, brokers=sorted({int(b) for b in partitions["broker_id"].dropna()}),
+                        traceback=traceback.format_exc()[-2000:])
+            if staging_path is not None:
+                for name in ("verdicts", "divergence", "consumer_impact", "transactions"):
+                    _rmtree(filesystem, f"{staging_path}/{name}/{part}.parquet")
+                _mkdirs(filesystem, f"{staging_path}/findings")
+                write_table(findings_rows_table([f], context), f"{staging_path}/findings/{part}.parquet", filesystem)
+            return pd.DataFrame([(cluster, topic, partition, "failed", err, 0, False)], columns=GROUP_COLUMNS)
 
     return fn
 
@@ -474,92 +884,207 @@ def _spark_schema(arrow_schema) -> str:
 
 
 # ----------------------------------------------------------------------------- the job
+def _table_rows(name: str, rows: list[dict]) -> pa.Table:
+    schema = TABLE_SCHEMAS[name]
+
+    def value(v: Any, typ: pa.DataType) -> Any:
+        v = _none(v)
+        # integers that pandas held as floats beside nulls (counts: exact below 2**53)
+        return int(v) if isinstance(v, float) and pa.types.is_integer(typ) and v.is_integer() else v
+
+    return pa.Table.from_pylist([{f.name: fit(value(r.get(f.name), f.type), f.type) for f in schema} for r in rows],
+                                schema=schema)
+
+
+def _counts(spark, path: str, column: str) -> dict[tuple[Any, Any], int]:
+    """Rows per (cluster, ``column``) of a staged table (aggregated by Spark)."""
+    df = spark.read.parquet(path)
+    return {(r["cluster"], r[column]): int(r["count"]) for r in df.groupBy("cluster", column).count().collect()}
+
+
 def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "latest", overwrite: bool = False,
-        tasks_per_partition: int = 4, metadata: list[Any] | dict[str | None, list[Any]] | None = None
+        tasks_per_partition: int = 4, metadata: list[Any] | dict[str | None, list[Any]] | None = None,
+        manifest: str | None = None, events: dict[tuple[str | None, str, int], list[dict]] | None = None
         ) -> dict[str, Any]:
-    """Run the whole pipeline; returns a summary dict (counts, failed tasks).
+    """Run the whole pipeline; returns a summary dict (counts per cluster, findings by severity, verdicts by
+    code, failed tasks and groups: see :func:`summarize`).
 
     ``metadata``: KRaft metadata logs to take leaders and epochs from, besides
     those found among the snapshots (``kforensics replay --metadata``): paths,
     ``(cluster, path)`` pairs, or a dict of paths by cluster (see
-    :func:`metadata_by_cluster`).
+    :func:`metadata_by_cluster`).  ``events``: per (cluster, topic, partition)
+    what happens next, replayed as ``kforensics replay --scenario`` replays a
+    scenario's events (a hypothesis, not evidence).  ``spark``: a SparkSession,
+    or a callable that starts one (called after the output is checked and the
+    snapshots planned).
     """
-    check_output(out, snapshots, overwrite, metadata)
+    check_output(out, snapshots, overwrite, metadata, manifest)
     filesystem, out_path = split_uri(out)
     staging = posixpath.join(out.rstrip("/"), f".staging-{uuid.uuid4().hex[:12]}")
     staging_fs, staging_path = split_uri(staging)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
-    statuses = []
-    timelines_bc = None
+    statuses: list = []
+    groups: list = []
+    broadcasts: list = []
     corrected = 0
+    created = not _exists(filesystem, out_path)
     try:
         planned = plan(snapshots, staging_path, staging_fs)
         tasks = planned.tasks
-        explicit = metadata_by_cluster(metadata, {c["cluster"] for c in planned.contexts.values()})
+        try:
+            explicit = metadata_by_cluster(metadata, {c["cluster"] for c in planned.contexts.values()})
+        except (ValueError, FileNotFoundError) as e:
+            raise MetadataInputError(str(e)) from e
         timelines = build_timelines(planned, explicit, staging_path, staging_fs)
         timings["plan_s"] = time.perf_counter() - t0
-        n = max(1, min(len(tasks), spark.sparkContext.defaultParallelism * tasks_per_partition))
+        if callable(spark) and not hasattr(spark, "sparkContext"):
+            spark = spark()
+        sc = spark.sparkContext
+        n = max(1, min(len(tasks), sc.defaultParallelism * tasks_per_partition))
         if len(tasks):
-            rows = [tuple(None if pd.isna(v) else (int(v) if c == "broker_id" else v) for c, v in zip(TASK_COLUMNS, r))
+            rows = [tuple(_none(v) if c != "broker_id" or _none(v) is None else int(v) for c, v in zip(TASK_COLUMNS, r))
                     for r in tasks.itertuples(index=False)]
-            tdf = spark.createDataFrame(rows, schema="snapshot_id string, spec string, log_dir string, "
-                                                     "dir_name string, broker_id long, cluster string, "
-                                                     "snapshot_time string, context string")
+            tdf = spark.createDataFrame(rows, schema=TASK_SCHEMA)
+            snapinfo = sc.broadcast(planned.snapshots)
+            broadcasts.append(snapinfo)
             t1 = time.perf_counter()
-            statuses = (tdf.repartition(n).mapInPandas(scan_tasks(staging, kafka_version), schema=STATUS_SCHEMA)
-                        .collect())
+            statuses = (tdf.repartition(n).mapInPandas(scan_tasks(staging, kafka_version, snapinfo),
+                                                       schema=STATUS_SCHEMA).collect())
             timings["scan_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         if len(tasks):
             corrected = broker_checks(planned, staging, staging_fs)
+        commits = committed_offsets(planned, statuses, staging_path, staging_fs)
         timings["checks_s"] = time.perf_counter() - t2
         t3 = time.perf_counter()
-        spark.createDataFrame(planned.brokers, schema="snapshot_id string, snapshot_time string, cluster string, "
-                                                      "broker_id long, spec string, log_dirs string, "
-                                                      "meta_version long, directory_ids string, "
-                                                      "clean_shutdown string, archive_members_ignored long") \
-            .write.mode("overwrite").parquet(f"{staging}/brokers")
-        _mkdirs(staging_fs, f"{staging_path}/batches")
-        _mkdirs(staging_fs, f"{staging_path}/partitions")
+        _write("brokers", _table_rows("brokers", planned.brokers), staging_path, "brokers", staging_fs)
+        for name in ("batches", "partitions"):
+            _mkdirs(staging_fs, f"{staging_path}/{name}")
         batches = spark.read.schema(_spark_schema(SCHEMAS["batches"])).parquet(f"{staging}/batches")
         partitions = spark.read.schema(_spark_schema(SCHEMAS["partitions"])).parquet(f"{staging}/partitions")
         partitions = partitions.where(f"suffix IS NULL AND topic <> '{METADATA_TOPIC}'")
-        timelines_bc = spark.sparkContext.broadcast(timelines)
-        replay = batches.select(*BATCH_COLUMNS).groupBy(*KEYS).cogroup(
+        shared = sc.broadcast({
+            "timelines": timelines, "commits": {c: cc.commits for c, cc in commits.items()},
+            "specs": {sid: info["spec"] for sid, info in planned.snapshots.items()},
+            "transaction_state": transaction_state_copies(planned), "raw_names": raw_names(planned),
+            "events": dict(events or {})})
+        broadcasts.append(shared)
+        groups = batches.select(*BATCH_COLUMNS).groupBy(*KEYS).cogroup(
             partitions.select(*PARTITION_COLUMNS).groupBy(*KEYS)).applyInPandas(
-            replay_groups(kafka_version, timelines_bc), schema=_spark_schema(REPLAY_SCHEMA))
-        replay.write.mode("overwrite").parquet(f"{staging}/_replay")
-        replayed = spark.read.schema(_spark_schema(REPLAY_SCHEMA)).parquet(f"{staging}/_replay")
-        for kind, name in REPLAY_KINDS.items():
-            rows_ = replayed.where(replayed["kind"] == kind).select(*SCHEMAS[name].names)
-            rows_.write.mode("append" if name == "findings" else "overwrite").parquet(f"{staging}/{name}")
-        written = spark.read.parquet(f"{staging}/verdicts")
-        summary = written.groupBy("cluster", "topic", "broker_id", "verdict").agg(
-            {"records": "sum", "bytes": "sum", "partition": "count"}) \
-            .withColumnRenamed("sum(records)", "records").withColumnRenamed("sum(bytes)", "bytes") \
-            .withColumnRenamed("count(partition)", "partitions")
-        summary.write.mode("overwrite").parquet(f"{staging}/summary")
+            replay_groups(kafka_version, shared, staging), schema=GROUP_SCHEMA).collect()
+        commit_findings(commits, groups, staging_path, staging_fs)
         timings["replay_s"] = time.perf_counter() - t3
-        # publish: replace the previous tables, then move the staged ones into place
+        t4 = time.perf_counter()
+        verdicts = pd.DataFrame(columns=SCHEMAS["verdicts"].names)
+        if _listdir(staging_fs, f"{staging_path}/verdicts"):
+            v = spark.read.parquet(f"{staging}/verdicts")
+            verdicts = v.groupBy("cluster", "topic", "broker_id", "verdict").agg(
+                {"records": "sum", "bytes": "sum", "partition": "count"}).toPandas()
+            verdicts = verdicts.rename(columns={"sum(records)": "records", "sum(bytes)": "bytes",
+                                                "count(partition)": "partitions"})
+            _write("summary", _table_rows("summary", [{k: _none(x) for k, x in r.items()}
+                                                      for r in verdicts.astype(object).to_dict("records")]),
+                   staging_path, "summary", staging_fs)
+        for name, schema in TABLE_SCHEMAS.items():
+            # every table is there, if empty, so that any reader finds its schema
+            if not [p for p in _listdir(staging_fs, f"{staging_path}/{name}") if p.endswith(".parquet")]:
+                _mkdirs(staging_fs, f"{staging_path}/{name}")
+                write_table(schema.empty_table(), f"{staging_path}/{name}/empty.parquet", staging_fs)
+        findings = _counts(spark, f"{staging}/findings", "severity")
+        verdict_counts: dict[tuple[Any, Any], int] = {}
+        for r in verdicts.itertuples(index=False):
+            key = (_none(r.cluster), r.verdict)
+            verdict_counts[key] = verdict_counts.get(key, 0) + int(r.partitions)
+        timings["summary_s"] = time.perf_counter() - t4
+        # publish: replace the previous run's tables (nothing else: check_output refused anything else), then move
+        # the staged ones into place
         for name in _listdir(filesystem, out_path):
-            if not name.startswith(".staging-"):
+            if name in TABLES:
                 _rmtree(filesystem, posixpath.join(out_path, name))
         for name in TABLES:
             src = posixpath.join(staging_path, name)
             if _exists(staging_fs, src):
                 _move(filesystem, src, posixpath.join(out_path, name))
-    finally:
-        if timelines_bc is not None:
-            timelines_bc.unpersist()
+    except BaseException:
         _rmtree(staging_fs, staging_path)
-    failed = [s for s in statuses if s["status"] != "ok"]
+        if created and not _listdir(filesystem, out_path):
+            _rmtree(filesystem, out_path)  # nothing is left behind by a run that did not finish
+        raise
+    finally:
+        for b in broadcasts:
+            try:
+                b.unpersist()
+            except Exception:  # noqa: BLE001 - the session may be gone
+                pass
+        _rmtree(staging_fs, staging_path)
+    return summarize(planned, statuses, groups, findings, verdict_counts, timelines, corrected, out, timings)
+
+
+SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
+
+
+def summarize(planned: Plan, statuses: list, groups: list, findings: dict, verdicts: dict, timelines: dict,
+              corrected: int, out: str, timings: dict) -> dict[str, Any]:
+    """The job's summary: per cluster snapshots, partitions, batches, findings by severity, verdicts by code and
+    failed tasks and groups; the same totals; the failed tasks and groups and unreadable snapshots named."""
+    def name(c: Any) -> str | None:
+        return None if c is None else str(c)
+
+    clusters: dict[str | None, dict[str, Any]] = {}
+
+    def entry(c: Any) -> dict[str, Any]:
+        return clusters.setdefault(name(c), {"cluster": name(c), "snapshots": 0, "partitions": 0, "batches": 0,
+                                             "bytes": 0, "failed_tasks": 0, "failed_groups": 0,
+                                             "findings": {s: 0 for s in SEVERITY_ORDER}, "verdicts": {}})
+
+    for ctx in planned.contexts.values():
+        entry(ctx["cluster"])["snapshots"] += 1
+    for t in planned.tasks.itertuples(index=False):
+        entry(planned.contexts[t.snapshot_id]["cluster"])["partitions"] += 1
+    failed = []
+    for s in statuses:
+        e = entry(planned.contexts[s["snapshot_id"]]["cluster"])
+        e["batches"] += int(s["batches"] or 0)
+        e["bytes"] += int(s["bytes"] or 0)
+        if s["status"] != "ok":
+            e["failed_tasks"] += 1
+            failed.append({"snapshot_id": s["snapshot_id"], "dir_name": s["dir_name"], "status": s["status"],
+                           "error": s["error"]})
+    failed_groups = []
+    for g in groups:
+        if g["status"] != "ok":
+            entry(g["cluster"])["failed_groups"] += 1
+            failed_groups.append({"cluster": g["cluster"], "topic": g["topic"], "partition": g["partition"],
+                                  "error": g["error"]})
+    for (c, sev), n in findings.items():
+        entry(c)["findings"][str(sev)] = entry(c)["findings"].get(str(sev), 0) + n
+    for (c, code), n in verdicts.items():
+        v = entry(c)["verdicts"]
+        v[code] = v.get(code, 0) + n
+    rows = sorted(clusters.values(), key=lambda e: (e["cluster"] is not None, e["cluster"] or ""))
+    for e in rows:
+        e["verdicts"] = dict(sorted(e["verdicts"].items(), key=lambda kv: (kv[0] != "OK", kv[0])))
+    unreadable = sorted({sid for sid, fs in planned.findings.items()
+                         for f in fs if f.code in ("SNAPSHOT_UNREADABLE", "NO_LOG_DIR")})
+    total_findings = {s: sum(e["findings"].get(s, 0) for e in rows) for s in SEVERITY_ORDER}
+    total_verdicts: dict[str, int] = {}
+    for e in rows:
+        for code, n in e["verdicts"].items():
+            total_verdicts[code] = total_verdicts.get(code, 0) + n
     return {
-        "snapshots": len(snapshots),
+        "snapshots": len(planned.contexts),
         "tasks": len(statuses),
-        "failed_tasks": [dict(s.asDict()) for s in failed],
-        "batches": sum(s["batches"] for s in statuses),
-        "bytes": sum(s["bytes"] for s in statuses),
+        "failed_tasks": failed,
+        "groups": len(groups),
+        "failed_groups": failed_groups,
+        "unreadable_snapshots": unreadable,
+        "partitions": len(planned.tasks),
+        "batches": sum(int(s["batches"] or 0) for s in statuses),
+        "bytes": sum(int(s["bytes"] or 0) for s in statuses),
+        "findings": total_findings,
+        "verdicts": total_verdicts,
+        "clusters": rows,
         "clusters_with_metadata": sorted(str(c) for c in timelines),
         "topic_names_corrected": corrected,
         "out": out,
@@ -588,3 +1113,25 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
     for k, v in (conf or {}).items():
         b = b.config(k, v)
     return b.getOrCreate()
+
+
+class MasterUnreachable(OSError):
+    """The Spark master named by ``--master`` does not answer."""
+
+
+def check_master(master: str | None, timeout: float = 5.0) -> None:
+    """Fail fast, before a JVM starts, when a standalone master (``spark://host:port[,host:port]``) accepts no
+    connection: raise :class:`MasterUnreachable` with one line saying so.  Other masters are left to Spark."""
+    import socket
+
+    if not master or not master.startswith("spark://"):
+        return
+    errors = []
+    for hostport in master[len("spark://"):].split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                return
+        except (OSError, ValueError) as e:
+            errors.append(f"{hostport}: {e.strerror if isinstance(e, OSError) and e.strerror else e}")
+    raise MasterUnreachable(f"cannot reach the Spark master {master} ({'; '.join(errors)})")

@@ -113,6 +113,8 @@ class History:
             self.up.discard(b)
             if b in self.isr and len(self.isr) > 1:  # the controller keeps the last member
                 self.sb.isr([x for x in self.isr if x != b])
+            if b == leader and any(x in self.up for x in self.isr):
+                self.elect(next(x for x in self.isr if x in self.up), False)  # the controller moves leadership
         elif kind == "power_loss":
             for b, lose in zip(BROKERS, o[1]):
                 if b in self.up:

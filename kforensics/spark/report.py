@@ -1,0 +1,126 @@
+"""What ``kforensics spark`` (and its ``spark-submit`` entry) says when the job ends: a short table per cluster,
+the failures named, one summary line, and the exit code.
+
+The job's own failures are never only inside the Parquet: a partition that
+could not be scanned (``SCAN_FAILED``), a partition group that could not be
+replayed (``REPLAY_FAILED``) and a snapshot that could not be read are
+listed here and make the exit code 1 at least, whatever ``--fail-on`` says;
+findings make it 1 at or above ``--fail-on``, as for ``scan``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from ..severity import Severity
+
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+SEVERITIES = ("critical", "high", "medium", "low", "info")
+#: failures listed by name (the rest are counted)
+LISTED = 10
+
+
+class SparkStartFailed(OSError):
+    """Spark could not start (no Java, a master that refuses the application, a bad configuration)."""
+
+
+class SparkJobFailed(RuntimeError):
+    """The Spark job itself failed (not one task or group, which become findings): an internal error."""
+
+
+def short_error(e: BaseException, limit: int = 300) -> str:
+    """One line for an error from Spark: the Java exception's first line when there is one (a Py4J error's text
+    is the whole Java stack)."""
+    text = None
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        try:
+            text = java.toString()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            text = None
+    if not text:
+        text = str(e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+    line = next((ln for ln in lines if not ln.startswith("An error occurred while calling")), lines[0] if lines
+                else type(e).__name__)
+    line = line.lstrip(": ")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def from_spark(e: BaseException) -> bool:
+    """Whether ``e`` was raised by Spark or Py4J (the JVM side of the job), not by kforensics' Python code."""
+    return type(e).__module__.split(".")[0] in ("py4j", "pyspark")
+
+
+def _text(value: Any) -> str:
+    """A value from the evidence (cluster ids, snapshot ids, dir names) safe for a terminal."""
+    if value is None:
+        return "-"
+    s = str(value)
+    return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
+def exit_code(summary: dict[str, Any], threshold: Severity) -> int:
+    """1 when a task or group failed, a snapshot could not be read, or a finding is at or above ``threshold``;
+    else 0."""
+    if summary.get("failed_tasks") or summary.get("failed_groups") or summary.get("unreadable_snapshots"):
+        return EXIT_FINDINGS
+    for name, n in (summary.get("findings") or {}).items():
+        if n and Severity.parse(name) >= threshold:
+            return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _table(header: list[str], rows: list[list[str]], left: set[int]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+                         ).rstrip()
+
+    return [line(header)] + [line(r) for r in rows]
+
+
+def summary_line(summary: dict[str, Any]) -> str:
+    """``summary: 3 findings (1 high, 2 low), 2 snapshots, 4 partitions, 0 failed tasks, 0 failed replays``."""
+    counts = {s: (summary.get("findings") or {}).get(s, 0) for s in SEVERITIES}
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    head = f"{total} findings ({parts})" if total else "no findings"
+    failed, groups = len(summary.get("failed_tasks") or []), len(summary.get("failed_groups") or [])
+    return (f"summary: {head}, {summary.get('snapshots', 0)} snapshot(s), {summary.get('partitions', 0)} "
+            f"partition(s), {failed} failed task(s), {groups} failed replay(s)")
+
+
+def render_text(summary: dict[str, Any], out: TextIO) -> None:
+    """The per-cluster table, the failures by name, and the summary line."""
+    header = ["cluster", "snapshots", "partitions", "batches", "failed"] + list(SEVERITIES) + ["verdicts"]
+    rows = []
+    for c in summary.get("clusters", []):
+        verdicts = ", ".join(f"{code} {n}" for code, n in c["verdicts"].items()) or "-"
+        rows.append([_text(c["cluster"]), str(c["snapshots"]), str(c["partitions"]), str(c["batches"]),
+                     str(c["failed_tasks"] + c["failed_groups"])]
+                    + [str(c["findings"].get(s, 0)) for s in SEVERITIES] + [verdicts])
+    out.write("clusters\n")
+    for line in _table(header, rows, {0, len(header) - 1}):
+        out.write(line + "\n")
+    failed = summary.get("failed_tasks") or []
+    if failed:
+        out.write(f"\nfailed tasks ({len(failed)}; SCAN_FAILED in the findings table)\n")
+        for f in failed[:LISTED]:
+            out.write(f"  {_text(f['snapshot_id'])} {_text(f['dir_name'])}: {_text(f['error'])}\n")
+        if len(failed) > LISTED:
+            out.write(f"  … {len(failed) - LISTED} more\n")
+    groups = summary.get("failed_groups") or []
+    if groups:
+        out.write(f"\nfailed replays ({len(groups)}; REPLAY_FAILED in the findings table)\n")
+        for g in groups[:LISTED]:
+            out.write(f"  {_text(g['cluster'])} {_text(g['topic'])}-{_text(g['partition'])}: {_text(g['error'])}\n")
+        if len(groups) > LISTED:
+            out.write(f"  … {len(groups) - LISTED} more\n")
+    unreadable = summary.get("unreadable_snapshots") or []
+    if unreadable:
+        shown = ", ".join(_text(s) for s in unreadable[:LISTED]) + (" …" if len(unreadable) > LISTED else "")
+        out.write(f"\nunreadable snapshots ({len(unreadable)}; SNAPSHOT_UNREADABLE or NO_LOG_DIR): {shown}\n")
+    out.write(f"\ntables in {_text(summary.get('out'))}\n")
+    out.write(summary_line(summary) + "\n")
