@@ -78,7 +78,7 @@ class History:
 
     def ensure_leader(self) -> int:
         """A live leader: the controller elects a live ISR member, after the brokers restart if none is up."""
-        if self.sb.leader in self.up:
+        if self.sb.leader in self.up and self.sb.leader in self.isr:
             return self.sb.leader
         if not any(b in self.up for b in self.isr):
             self.up |= set(BROKERS)
@@ -111,7 +111,8 @@ class History:
             b = o[1]
             self.sb.crash(b, keep_to=max(0, self.leo(b) - o[2]), torn_bytes=30 if o[3] else None)
             self.up.discard(b)
-            if b in self.isr and len(self.isr) > 1:  # the controller keeps the last member
+            # the controller drops it from the ISR while another member is up (it keeps the last one)
+            if b in self.isr and any(x in self.up for x in self.isr if x != b):
                 self.sb.isr([x for x in self.isr if x != b])
             if b == leader and any(x in self.up for x in self.isr):
                 self.elect(next(x for x in self.isr if x in self.up), False)  # the controller moves leadership
