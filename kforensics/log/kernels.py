@@ -470,38 +470,39 @@ def _gen_records() -> tuple[str, tuple[str, ...]]:
 
 _PRELUDE = """
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 
-@njit(inline="always", cache=True)
-def _rd1s(b, i):
-    v = np.int64(b[i])
-    return v - 256 if v >= 128 else v
+def _load_be(nbytes, signed):
+    # an unaligned big-endian load of ``nbytes`` at ``b[i]`` as one machine load and a byte swap, widened to
+    # int64 (indexing byte by byte costs a negative-index check per byte and defeats load combining); the
+    # callers check ``i`` against the bytes held, as with plain indexing
+    @intrinsic
+    def load(typingctx, arr, idx):
+        def codegen(context, builder, sig, args):
+            ary = context.make_array(sig.args[0])(context, builder, args[0])
+            i = context.cast(builder, args[1], sig.args[1], types.intp)
+            ity = ir.IntType(8 * nbytes)
+            v = builder.load(builder.bitcast(builder.gep(ary.data, [i]), ity.as_pointer()), align=1)
+            if nbytes > 1:
+                v = builder.call(builder.module.declare_intrinsic("llvm.bswap", [ity]), [v])
+            if nbytes < 8:
+                v = builder.sext(v, ir.IntType(64)) if signed else builder.zext(v, ir.IntType(64))
+            return v
+
+        return types.int64(arr, idx), codegen
+
+    return load
 
 
-@njit(inline="always", cache=True)
-def _rd2s(b, i):
-    v = (np.int64(b[i]) << 8) | np.int64(b[i + 1])
-    return v - 65536 if v >= 32768 else v
-
-
-@njit(inline="always", cache=True)
-def _rd4u(b, i):
-    return (np.int64(b[i]) << 24) | (np.int64(b[i + 1]) << 16) | (np.int64(b[i + 2]) << 8) | np.int64(b[i + 3])
-
-
-@njit(inline="always", cache=True)
-def _rd4s(b, i):
-    v = _rd4u(b, i)
-    return v - 4294967296 if v >= 2147483648 else v
-
-
-@njit(inline="always", cache=True)
-def _rd8s(b, i):
-    v = np.int64(0)
-    for j in range(8):
-        v = (v << 8) | np.int64(b[i + j])
-    return v
+_rd1u = _load_be(1, False)
+_rd1s = _load_be(1, True)
+_rd2s = _load_be(2, True)
+_rd4u = _load_be(4, False)
+_rd4s = _load_be(4, True)
+_rd8s = _load_be(8, True)
 
 
 @njit(inline="always", cache=True)
@@ -513,7 +514,7 @@ def _varint(b, p, lim, max_bytes, zigzag):
     for j in range(max_bytes):
         if p >= lim:
             return np.int64(0), p, 1
-        x = np.uint64(b[p])
+        x = np.uint64(_rd1u(b, p))
         p += 1
         v |= (x & np.uint64(0x7F)) << shift
         if x < np.uint64(0x80):

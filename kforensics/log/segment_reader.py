@@ -232,8 +232,12 @@ class SegmentReader:
                     rel = pos - win.file_pos
                     k, rel_end, status = K.walk(win.buf, win.n, rel, out, 0, self.rows)
                     if k:
-                        table = self._finish_table(out[:k].copy(), win.file_pos, recovered)
-                        yield table
+                        if 2 * k >= self.rows:
+                            # a full enough chunk becomes the table as it is (no copy); the walk gets a new array
+                            data, out = out[:k], new_batch_rows(self.rows)
+                        else:
+                            data = out[:k].copy()  # a few rows: do not keep the whole array alive for them
+                        yield self._finish_table(data, win.file_pos, recovered)
                     pos = win.file_pos + rel_end
                     if status == kernels.ST_FULL:
                         continue
