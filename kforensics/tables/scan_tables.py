@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..log.batch_table import COL, FLAG_RECOVERED, BatchTable
+from ..log.batch_table import BATCH_COLUMNS, COL, FLAG_RECOVERED, NCOLS, BatchTable
 from ..scan.model import ScanReport
 from ..serialize import dumps, to_jsonable
-from .schemas import BATCH_FIELDS, SCHEMA_VERSION, SCHEMAS, fit, table
+from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
 
-#: rows gathered before a Parquet row group is written
-ROW_GROUP = 1 << 17
+#: rows gathered before a Parquet row group is written (the writer holds at most about two row groups)
+ROW_GROUP = 1 << 16
 
 
 def context_of(report: ScanReport, context: dict | None) -> dict:
@@ -147,48 +149,199 @@ def batches_record_batch(t: BatchTable, constants: dict[str, Any]) -> pa.RecordB
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-class BatchesWriter:
-    """A scan batch sink writing the ``batches`` table to one Parquet file, a row group at a time."""
+#: the ``batches`` columns that hold one value per partition and segment (the scan's context)
+CONSTANT_COLUMNS = tuple(name for name, _ in CONTEXT + _PART) + ("segment",)
+#: the columns of the batch-table fields (one int64 each)
+_FIELD_COLUMNS = tuple(c for c in BATCH_FIELDS)
+#: the field columns with min/max statistics per row group
+_STATISTICS = ("position", "base_offset", "last_offset", "partition_leader_epoch", "base_timestamp", "max_timestamp",
+               "producer_id", "crc_valid", "recovered")
 
-    def __init__(self, path: str, context: dict | None = None, filesystem: Any = None):
+
+def _writer_options() -> dict[str, Any]:
+    """How the ``batches`` table is encoded: the context columns as dictionaries (written once per row group),
+    the header fields delta-encoded (offsets, positions and timestamps grow steadily: a few bits per row);
+    min/max statistics where a query prunes on them (computing them for every column costs a third more)."""
+    return {"use_dictionary": list(CONSTANT_COLUMNS), "compression": "snappy",
+            "column_encoding": {c: "DELTA_BINARY_PACKED" for c in _FIELD_COLUMNS},
+            "write_statistics": list(CONSTANT_COLUMNS) + list(_STATISTICS)}
+
+
+#: whether the Parquet writer can label a file it writes without the Arrow schema (pyarrow >= 15)
+_KEY_VALUE_METADATA = hasattr(pq.ParquetWriter, "add_key_value_metadata")
+
+
+def _dictionary_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the constant columns dictionary-typed, as they are handed to the Parquet writer (the file
+    stores them as plain columns of their own type: a reader sees ``schema``)."""
+    return pa.schema([pa.field(f.name, pa.dictionary(pa.int32(), f.type)) if f.name in CONSTANT_COLUMNS else f
+                      for f in schema])
+
+
+def _constant_runs(runs: list[tuple[tuple, int]], index: int, typ: pa.DataType) -> pa.Array:
+    """One constant column of a row group: each run's value (``runs``: (constants, rows)) as a dictionary array."""
+    values: dict[Any, int] = {}
+    idx = np.empty(len(runs), np.int32)
+    valid = np.empty(len(runs), bool)
+    for r, (consts, _n) in enumerate(runs):
+        v = consts[index]
+        valid[r] = v is not None
+        idx[r] = values.setdefault(v, len(values)) if v is not None else 0
+    counts = np.fromiter((n for _, n in runs), np.int64, len(runs))
+    indices = pa.array(np.repeat(idx, counts), mask=None if valid.all() else ~np.repeat(valid, counts))
+    return pa.DictionaryArray.from_arrays(indices, pa.array(list(values), typ))
+
+
+class BatchesWriter:
+    """A scan batch sink writing the ``batches`` table to one Parquet file, a row group at a time.
+
+    Rows never accumulate: chunks are gathered up to ``row_group`` rows, then encoded and written by a
+    background thread (Arrow and Parquet release the GIL, so the encoding overlaps the walk) while the next
+    row group is gathered; a finished row group waits until the previous one is written.  The rows held at
+    any time stay below two row groups and a chunk (:attr:`peak_held_rows` records the most ever held).
+    """
+
+    def __init__(self, path: str, context: dict | None = None, filesystem: Any = None, *,
+                 row_group: int | None = None):
         self.path = path
         self.context = {"snapshot_id": None, "snapshot_time": None, "cluster": None, "broker_id": None,
                         **(context or {})}
         self.filesystem = filesystem
+        self.row_group = max(1, row_group or ROW_GROUP)
+        self._pending: list[tuple[np.ndarray, tuple]] = []
+        self._rows = 0  # rows in _pending
+        self.rows = 0  # rows received
+        self.row_groups = 0  # row groups written
+        self.peak_held_rows = 0
+        self._queued = 0  # rows handed to the writer thread and not yet written
+        self._lock = threading.Lock()
+        self._free = threading.Semaphore(1)  # one row group at a time in the writer's hands
+        self._queue: queue.Queue | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
         self._writer: pq.ParquetWriter | None = None
-        self._pending: list[pa.RecordBatch] = []
-        self._rows = 0
-        self.rows = 0
+        self._closed = False
 
     def __call__(self, pd, seg, t: BatchTable) -> None:
         if not len(t):
             return
-        constants = {**self.context, "topic": pd.topic, "partition": pd.partition, "dir_name": pd.dir_name,
-                     "segment": seg.log.name}
-        self._pending.append(batches_record_batch(t, constants))
+        self._raise_error()
+        types = self._constant_types()
+        c = self.context
+        values = {**c, "topic": pd.topic, "partition": pd.partition, "dir_name": pd.dir_name,
+                  "segment": seg.log.name}
+        consts = tuple(fit(values.get(name), types[name]) for name in CONSTANT_COLUMNS)
+        self._pending.append((t.data, consts))
         self._rows += len(t)
         self.rows += len(t)
-        if self._rows >= ROW_GROUP:
+        with self._lock:
+            self.peak_held_rows = max(self.peak_held_rows, self._rows + self._queued)
+        if self._rows >= self.row_group:
             self._flush()
 
     def set_context(self, **context: Any) -> None:
         self.context.update(context)
 
+    @staticmethod
+    def _constant_types() -> dict[str, pa.DataType]:
+        schema = SCHEMAS["batches"]
+        return {name: schema.field(name).type for name in CONSTANT_COLUMNS}
+
+    # ---------------------------------------------------------------- the writer thread
     def _flush(self) -> None:
         if not self._pending:
             return
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, _meta_schema(SCHEMAS["batches"]), filesystem=self.filesystem)
-        self._writer.write_table(pa.Table.from_batches(self._pending), row_group_size=max(self._rows, 1))
+        if self._thread is None:
+            self._queue = queue.Queue()
+            self._thread = threading.Thread(target=self._run, name="kforensics-batches-writer", daemon=True)
+            self._thread.start()
+        pending, n = self._pending, self._rows
         self._pending, self._rows = [], 0
+        with self._lock:
+            self._queued += n
+        self._free.acquire()  # waits while the previous row group is being written: memory stays bounded
+        self._queue.put((pending, n))
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            pending, n = item
+            try:
+                if self._error is None:
+                    self._write(pending, n)
+            except BaseException as e:  # noqa: BLE001 - reported to the caller by the next call or close()
+                self._error = e
+            finally:
+                del pending, item
+                with self._lock:
+                    self._queued -= n
+                self._free.release()
+
+    def _write(self, pending: list[tuple[np.ndarray, tuple]], n: int) -> None:
+        schema = SCHEMAS["batches"]
+        # the context columns go in as dictionaries, unless this pyarrow cannot then label the file's schema
+        dictionaries = _KEY_VALUE_METADATA
+        written = _dictionary_schema(schema) if dictionaries else _meta_schema(schema)
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, written, filesystem=self.filesystem,
+                                            store_schema=not dictionaries, **_writer_options())
+            if dictionaries:
+                self._writer.add_key_value_metadata({"kforensics.schema_version": str(SCHEMA_VERSION)})
+        runs: list[tuple[tuple, int]] = []
+        for data, consts in pending:
+            if runs and runs[-1][0] == consts:
+                runs[-1] = (consts, runs[-1][1] + len(data))
+            else:
+                runs.append((consts, len(data)))
+        # column-major in one pass per chunk (a strided gather per column costs more than twice as much)
+        cols = np.empty((NCOLS, n), np.int64)
+        at = 0
+        for data, _ in pending:
+            cols[:, at : at + len(data)] = data.T
+            at += len(data)
+        columns = {name: cols[COL[name]] for name in BATCH_COLUMNS}
+        arrays = []
+        for f in schema:
+            if f.name in CONSTANT_COLUMNS:
+                a = _constant_runs(runs, CONSTANT_COLUMNS.index(f.name), f.type)
+                arrays.append(a if dictionaries else a.dictionary_decode())
+            elif f.name == "crc_valid":
+                arrays.append(pa.array(columns["crc"] == columns["crc_computed"]))
+            elif f.name == "recovered":
+                arrays.append(pa.array((columns["flags"] & FLAG_RECOVERED) != 0))
+            else:
+                arrays.append(pa.array(columns[f.name]))
+        self._writer.write_table(pa.Table.from_arrays(arrays, schema=written), row_group_size=n)
+        self.row_groups += 1
+
+    def _raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error  # kept: close() reports it too
 
     def close(self) -> None:
-        """Write what is pending and close the file (an empty table when no batch came)."""
-        self._flush()
-        if self._writer is None:
-            pq.write_table(_meta(SCHEMAS["batches"].empty_table()), self.path, filesystem=self.filesystem)
-        else:
-            self._writer.close()
+        """Write what is pending and close the file (an empty table when no batch came); a failure to write
+        is raised here (and by every later call)."""
+        if not self._closed:
+            self._closed = True
+            try:
+                if self._error is None:
+                    self._flush()
+            finally:
+                if self._thread is not None:
+                    self._queue.put(None)
+                    self._thread.join()
+                    self._thread = None
+                try:
+                    if self._writer is not None:
+                        self._writer.close()
+                    elif self._error is None:
+                        pq.write_table(_meta(SCHEMAS["batches"].empty_table()), self.path,
+                                       filesystem=self.filesystem)
+                except Exception as e:  # noqa: BLE001 - kept and raised below
+                    self._error = self._error or e
+        self._raise_error()
 
 
 def _meta_schema(schema: pa.Schema) -> pa.Schema:
