@@ -51,13 +51,13 @@ def payload_text(data: bytes | None) -> str:
 
 
 def finding_line(f: Finding) -> str:
-    """One finding as text: SEVERITY CODE where: message."""
-    where = printable(f.file or "")
+    """One finding as text: ``SEVERITY CODE where: message`` (``SEVERITY CODE: message`` when it is in no file)."""
+    where = [printable(f.file)] if f.file else []
     if f.position is not None:
-        where += f" @ byte {f.position}"
+        where.append(f"@ byte {f.position}")
     elif f.line is not None:
-        where += f" line {f.line}"
-    return f"{str(f.severity).upper()} {f.code} {where}: {printable(f.message)}"
+        where.append(f"line {f.line}")
+    return " ".join([str(f.severity).upper(), f.code, *where]) + f": {printable(f.message)}"
 
 
 def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
@@ -76,11 +76,11 @@ def summary_line(counts: dict[str, int], noun: str = "findings") -> str:
     return f"summary: {total} {noun} ({parts})"
 
 
-def parse_fail_on(value: str) -> Severity:
+def parse_fail_on(value: str, option: str = "--fail-on") -> Severity:
     try:
         return Severity.parse(value)
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--fail-on") from None
+        raise click.BadParameter(str(e), param_hint=option) from None
 
 
 def exit_for(findings: Iterable[Finding], threshold: Severity) -> int:

@@ -16,6 +16,15 @@ from .common import echo_findings, printable
 from .json_out import dumps
 
 
+def _max_message_size(ctx, param, value):
+    """kafka-dump-log's ``--max-message-size`` is refused with what it did there and what to use instead."""
+    if value is not None:
+        raise click.BadParameter(
+            "kafka-dump-log uses it only to size its read at each .index entry (a batch larger than it cannot be "
+            "read there); kforensics reads every batch whole, whatever its size, so leave it out (--max-bytes limits "
+            "how much of each .log is read)")
+
+
 @click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--deep", "--deep-iteration", "deep", is_flag=True, help="One line per record, not just per batch.")
@@ -26,6 +35,7 @@ from .json_out import dumps
               help="text: like kafka-dump-log; json: NDJSON, one object per batch, record, entry and finding.")
 @click.option("--max-bytes", type=click.IntRange(min=0), default=None,
               help="Read only the batches within the first N bytes of each .log (kafka-dump-log --max-bytes).")
+@click.option("--max-message-size", hidden=True, expose_value=False, callback=_max_message_size, is_eager=True)
 @click.option("--verify-index-only", is_flag=True, help="For .index/.timeindex: check entries against the .log.")
 @click.option("--index-sanity-check", is_flag=True, help="For .index/.timeindex: run Kafka's sanityCheck only.")
 @click.option("--cluster-metadata-decoder", is_flag=True,
@@ -114,7 +124,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
     # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
     from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment
     from ..serialize import to_jsonable
-    from .dump_text import batch_line, record_line
+    from .dump_text import batch_line, damaged_ranges, record_line, stop_lines
 
     opts = DumpOptions(**options)
     result = SegmentDump(path, classify_name(path))
@@ -127,7 +137,17 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             out.write(f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}\n")
         elif kind.kind == "bootstrap_snapshot":
             out.write("KRaft bootstrap snapshot\n")
+    recovered: list[list[int]] = []  # runs of entries found after the point Kafka's reader stops
     for ev in dump_segment(path, opts, result):
+        if isinstance(ev, BatchEvent) and ev.entry.recovered:
+            e = ev.entry
+            first = e.base_offset if e.base_offset is not None else e.last_offset
+            end = e.position + e.size_in_bytes
+            if recovered and recovered[-1][1] == e.position:
+                recovered[-1][1], recovered[-1][3] = end, e.last_offset
+                recovered[-1][4] += 1
+            else:
+                recovered.append([e.position, end, first, e.last_offset, 1])
         if fmt == "text":
             if isinstance(ev, BatchEvent):
                 out.write(batch_line(ev.entry) + "\n")
@@ -135,7 +155,9 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
                 out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata,
                                       ev.internal) + "\n")
         elif isinstance(ev, BatchEvent):
-            out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry)}) + "\n")
+            out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry),
+                             "non_consecutive": ev.non_consecutive_after is not None,
+                             "previous_last_offset": ev.non_consecutive_after}) + "\n")
         else:
             rec = to_jsonable(ev.record)
             if not opts.print_data:
@@ -152,18 +174,22 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             click.echo(f"Non-consecutive offsets in {printable(os.path.abspath(path))}", err=True)
             for a, b in result.non_consecutive[:1000]:
                 click.echo(f"  {a} is followed by {b}", err=True)
-        if result.trailing_invalid_bytes and opts.max_bytes is None:
-            # kafka-dump-log's line; kforensics adds where the invalid bytes start and whether batches follow
-            recovered = any(f.code in ("ZERO_GAP", "CORRUPT_RANGE", "IMPLAUSIBLE_SIZE") for f in result.findings)
-            out.write(f"Found {result.trailing_invalid_bytes} invalid bytes at the end of "
-                      f"{printable(os.path.basename(path))}"
-                      + (f" (from byte {result.kafka_valid_bytes}; Kafka's reader stops there, valid batches "
-                         "follow)" if recovered else "") + "\n")
+            if result.non_consecutive_count > len(result.non_consecutive):
+                click.echo(f"  ... {result.non_consecutive_count - len(result.non_consecutive)} more", err=True)
+        if opts.max_bytes is None:  # as kafka-dump-log: with --max-bytes the rest of the file was not read
+            for line in stop_lines(result, [tuple(r) for r in recovered], os.path.basename(path)):
+                out.write(line + "\n")
     else:
         out.write(dumps({"kind": "summary", "file": path, "size": result.size, "batches": result.batches,
-                              "kafka_valid_bytes": result.kafka_valid_bytes,
-                              "trailing_invalid_bytes": result.trailing_invalid_bytes,
-                              "non_consecutive": [list(p) for p in result.non_consecutive[:1000]]}) + "\n")
+                         "kafka_valid_bytes": result.kafka_valid_bytes,
+                         "trailing_invalid_bytes": result.trailing_invalid_bytes,
+                         "kafka_stop": result.kafka_stop, "kafka_stop_kind": result.kafka_stop_kind,
+                         "recovered_batches": result.recovered_batches,
+                         "damaged_ranges": [{k: r[k] for k in ("code", "position", "end", "length")}
+                                            for r in damaged_ranges(result)],
+                         "non_consecutive": [list(p) for p in result.non_consecutive],
+                         "non_consecutive_count": result.non_consecutive_count,
+                         "max_bytes": opts.max_bytes}) + "\n")
     return result.findings
 
 

@@ -189,7 +189,76 @@ def file_objects(d, verify: bool, sanity: bool) -> Iterator[dict]:
         if verify or sanity:
             return
         for e in v.entries():
-            yield {"kind": f"{kind}_entry", **e._asdict()}
+            yield {"kind": f"{kind}_entry", "file": d.file, **e._asdict()}
         return
     body = {k: x for k, x in to_jsonable(v).items() if k != "findings"}
     yield {"kind": kind, "file": d.file, **body}
+
+
+# ---------------------------------------------------------------- what follows the point Kafka's reader stops
+#: the reader's findings that name a range of bytes no entry can be read from, and what each holds
+_DAMAGE = ("ZERO_GAP", "ZERO_TAIL", "CORRUPT_RANGE", "IMPLAUSIBLE_SIZE", "TRUNCATED_BATCH", "TRAILING_BYTES")
+
+
+def _bytes(n: int) -> str:
+    return f"{n} byte{'' if n == 1 else 's'}"
+
+
+def damaged_ranges(result) -> list[dict]:
+    """The byte ranges of a file of batches that hold no readable entry, in file order: ``{"code", "position",
+    "end", "length", "what"}`` (``end`` exclusive), from the reader's findings."""
+    out = []
+    for f in result.findings:
+        if f.code not in _DAMAGE or f.position is None:
+            continue
+        facts = f.facts
+        if f.code == "IMPLAUSIBLE_SIZE":
+            end = facts.get("resumed_at") or result.size
+            what = f"an entry whose size field claims {facts.get('declared_size')} bytes, past the end of the file"
+        elif f.code == "TRUNCATED_BATCH":
+            end = result.size
+            what = f"a torn batch: it declares {facts.get('declared_size')} bytes"
+        elif f.code == "TRAILING_BYTES":
+            end = f.position + (facts.get("length") or result.size - f.position)
+            what = "too few for an entry header"
+        else:
+            end = facts.get("end") or result.size
+            what = None
+        n = end - f.position
+        if f.code in ("ZERO_GAP", "ZERO_TAIL"):
+            text = f"{n} zero {'byte' if n == 1 else 'bytes'}"
+        elif f.code == "CORRUPT_RANGE":
+            text = f"{_bytes(n)} unreadable ({printable(f.message.split(': ', 1)[-1].split(' (')[0])})"
+        else:
+            text = f"{_bytes(n)}, {what}"
+        out.append({"code": f.code, "position": f.position, "end": end, "length": n, "what": text})
+    return sorted(out, key=lambda r: r["position"])
+
+
+def stop_lines(result, recovered: list[tuple[int, int, int, int, int]], name: str) -> list[str]:
+    """What lies after the point Kafka's reader stops, for the end of a dump.
+
+    kafka-dump-log's ``Found N invalid bytes at the end of NAME`` where that is true (no valid entry follows);
+    otherwise where Kafka's reader stops and why, and each range after it: zero or unreadable bytes, and the valid
+    batches that follow (``recovered``: runs of ``(position, end, first offset, last offset, batches)``).
+    """
+    if not result.trailing_invalid_bytes:
+        return []
+    if not recovered:
+        return [f"Found {result.trailing_invalid_bytes} invalid bytes at the end of {printable(name)}"]
+    if result.kafka_stop_kind == "partial":
+        why = (f"an entry runs past the end of the file: kafka-dump-log reports \"Found "
+               f"{result.trailing_invalid_bytes} invalid bytes at the end\" there")
+    else:
+        reason = result.kafka_stop or "unreadable entry"
+        why = (f"{printable(reason.split(': ', 1)[1])}: kafka-dump-log throws CorruptRecordException there"
+               if reason.startswith("CorruptRecordException: ") else printable(reason))
+    lines = [f"Kafka's reader stops at byte {result.kafka_valid_bytes} of {printable(name)} ({why}); "
+             "valid batches follow:"]
+    parts = [(r["position"], r["end"], r["what"]) for r in damaged_ranges(result)]
+    for pos, end, first, last, n in recovered:
+        offsets = f"offsets {first}..{last}" if first != last else f"offset {first}"
+        parts.append((pos, end, f"{n} valid batch{'' if n == 1 else 'es'}, {offsets} (listed above with recovered: true)"))
+    for pos, end, what in sorted(parts):
+        lines.append(f"  bytes {pos}..{end - 1}: {what}")
+    return lines

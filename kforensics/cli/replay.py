@@ -38,7 +38,11 @@ BAD_FINDINGS = {"CONSUMED_RECORDS_LOST", "GROUP_OFFSET_OUT_OF_RANGE", "GROUP_SKI
               help="A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                    "inside the brokers' log dirs.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt):
+@click.option("-v", "--verbose", is_flag=True,
+              help="Text output: every partition in detail (by default partitions with nothing to report, every "
+                   "replica OK and nothing truncated, are one line per topic).")
+def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt,
+           verbose):
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
@@ -103,7 +107,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         doc.update(to_jsonable(impact))
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        render_replay_text(report, sys.stdout, digests=digests, impact=impact)
+        render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose)
     hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts) or \
         any(f.code in BAD_FINDINGS for f in impact.findings)
     sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)

@@ -55,7 +55,8 @@ def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) 
                 w(f"      {printable(line)}\n")
         for v in r.verdicts:
             if v.code != "OK" and v.offsets:
-                size = f" ({v.records} records, {v.bytes} bytes)" if v.records or v.bytes else ""
+                size = (f" ({v.records} record{'' if v.records == 1 else 's'}, {v.bytes} bytes)" if v.records else
+                        " (no readable record)")
                 w(f"      {v.code}: offsets {_range(v.offsets)}{size}"
                   + (f", caused by {v.cause}" if v.cause else "") + f": {printable(v.detail)}\n")
                 if digests and v.digests:
@@ -142,18 +143,78 @@ def render_transactions(impact: Any, out: TextIO) -> None:
               f"{r.marker.control_type} marker at offset {r.marker.offset} is lost ({r.verdict})\n")
 
 
-def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = False, impact: Any = None) -> None:
+def quiet(p: PartitionReplay) -> bool:
+    """Whether a partition has nothing to report: every replica OK and none cut at restart or truncated, no
+    divergence on disk, no finding."""
+    if p.findings:
+        return False
+    if p.what_if and any(n for alt in p.what_if for n in alt.lost_records.values()):
+        return False  # another leader would lose something: the comparison is worth reading
+    if any(d.first_divergent_offset is not None for d in p.divergence):
+        return False
+    for r in p.replicas:
+        if any(v.code != "OK" for v in r.verdicts) or not r.verdicts:
+            return False
+        if r.log_end_offset_at_restart not in (None, r.log_end_offset_before):
+            return False
+        if r.log_end_offset_after < r.log_end_offset_before:
+            return False
+    return True
+
+
+def _numbers(ns: list[int]) -> str:
+    """``0-4, 7, 9-10``."""
+    out: list[str] = []
+    ns = sorted(ns)
+    i = 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(str(ns[i]) if i == j else f"{ns[i]}-{ns[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def quiet_lines(partitions: list[PartitionReplay]) -> list[str]:
+    """One line per topic for the partitions with nothing to report."""
+    by_topic: dict[str, list[PartitionReplay]] = {}
+    for p in partitions:
+        by_topic.setdefault(p.topic, []).append(p)
+    out = []
+    for topic, ps in by_topic.items():
+        replicas = sum(len(p.replicas) for p in ps)
+        fetched = sum(1 for p in ps for r in p.replicas if r.log_end_offset_after > r.log_end_offset_before)
+        numbers = _numbers([p.partition for p in ps])
+        which = f"partition {numbers}" if len(ps) == 1 else f"partitions {numbers} ({len(ps)})"
+        out.append(f"  {printable(topic)}: {which}, {replicas} replica{'' if replicas == 1 else 's'}"
+                   + (f", {fetched} of them {'catches' if fetched == 1 else 'catch'} up by fetching" if fetched else ""))
+    return out
+
+
+def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = False, impact: Any = None,
+                       verbose: bool = False) -> None:
     """The replay's text; ``impact`` (a :class:`~kforensics.cli.replay.ReplayImpact`) adds the consumer-impact and
-    transactions sections and their findings."""
+    transactions sections and their findings.  Partitions with nothing to report (:func:`quiet`) are one line per
+    topic unless ``verbose``."""
     out.write(f"replay with Kafka {report.kafka_version} rules, {len(report.partitions)} partition(s) on "
               f"{len(report.brokers)} broker(s)\n")
     for f in report.findings:
         out.write(f"! {finding_line(f)}\n")
     counts: Counter = Counter()
+    hidden = []
     for p in report.partitions:
-        render_partition(p, out, digests=digests)
         for r in p.replicas:
             counts.update(v.code for v in r.verdicts)
+        if not verbose and quiet(p):
+            hidden.append(p)
+            continue
+        render_partition(p, out, digests=digests)
+    if hidden:
+        out.write(f"\nnothing to report on {len(hidden)} partition(s): every replica OK, nothing cut or truncated "
+                  "(--verbose shows each)\n")
+        for line in quiet_lines(hidden):
+            out.write(line + "\n")
     extra = ""
     if impact is not None:
         if impact.committed.offsets or impact.consumer_impact:

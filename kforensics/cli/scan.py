@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .common import exit_for, parse_fail_on
+from .common import exit_for, parse_fail_on, printable
 from .evidence import refuse_output_in_evidence
 
 
@@ -55,8 +55,10 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     from .scan_text import render_scan_text, resolve_log_dirs
 
     threshold = parse_fail_on(fail_on)
-    shown = parse_fail_on(min_severity)
+    shown = parse_fail_on(min_severity, "--min-severity")
     dirs = resolve_log_dirs(log_dirs)
+    if topics:
+        _check_topics(dirs, topics)
     if out_dir:
         refuse_output_in_evidence(out_dir, dirs)
     show = sys.stderr.isatty() if progress is None else progress
@@ -92,6 +94,28 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     else:
         render_scan_text(report, sys.stdout, min_severity=shown, topics=set(topics))
     sys.exit(exit_for(report.all_findings(), threshold))
+
+
+def _check_topics(dirs, topics) -> None:
+    """Every ``--topic`` names a topic with a partition directory in the log dirs (read from their listings, before
+    anything is scanned or written)."""
+    from ..log.listing import list_dir
+    from ..log.file_kinds import parse_partition_dir_name
+
+    present = set()
+    for d in dirs:
+        for entry in list_dir(d):
+            name = parse_partition_dir_name(entry.name) if entry.is_dir else None
+            if name is not None:
+                present.add(name.topic)
+    unknown = sorted(set(topics) - present)
+    if unknown:
+        names = ", ".join(printable(repr(t)) for t in unknown)
+        shown = sorted(present)
+        listed = ", ".join(printable(t) for t in shown[:20]) + (f", … ({len(shown) - 20} more)" if len(shown) > 20
+                                                                   else "")
+        raise click.BadParameter(f"no partition of topic {names} in these log dirs (topics: {listed or 'none'})",
+                                 param_hint="--topic")
 
 
 def _add_findings(report, findings) -> None:

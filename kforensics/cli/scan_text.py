@@ -51,19 +51,20 @@ def _epochs(p: PartitionScan) -> str:
 
 
 def next_start(p: PartitionScan) -> str:
-    """What the next start does to the partition, in offsets and records."""
+    """What the next start does to the partition: which offsets go, how many records, committed or not."""
+    from ..checks.watermarks import cost_text, recovery_cost
+
     r = p.recovery
     if r.note:
         return "deleted"
-    if r.truncates:
-        if r.lost_first_offset is None:
-            return f"cut at byte {r.truncate_position} (torn bytes only)"
-        text = f"truncated to {r.log_end_offset}: -{r.lost_records} records"
-        if r.lost_committed_records:
-            text += f" ({r.lost_committed_records} committed)"
-        return text
+    cost = recovery_cost(r, high_watermark=p.high_watermark, log_start_offset=p.log_start_offset,
+                         segments=p.segments)
+    if cost is not None:
+        return cost_text(cost)
+    if r.load_fails or r.epoch_checkpoint_unreadable:
+        return "log does not load"
     if r.damage_kept:
-        return "damage kept (clean shutdown)"
+        return "damage kept (clean shutdown)" if r.clean_shutdown else "damage kept (below the recovery point)"
     if r.rebuilds_indexes:
         return f"rebuilds {len(r.rebuilds_indexes)} index(es)"
     return "recovered, no loss" if r.recovers else "-"
@@ -76,7 +77,9 @@ def rows(report: ScanReport, topics: set[str]) -> list[list[str]]:
             continue
         worst = p.worst()
         out.append([printable(p.dir_name), str(len(p.segments)), str(p.batch_count), _s(p.log_start_offset),
-                    _s(p.log_end_offset) + ("" if p.complete else "?"), _s(p.high_watermark), _s(p.uncommitted),
+                    _s(p.log_end_offset) + ("" if p.complete else "?"), _s(p.high_watermark),
+                    # with a segment unread the log end is unknown, and so is what lies above the HW
+                    _s(p.uncommitted) if p.complete else "?",
                     next_start(p), _epochs(p), f"{len(p.findings)}" + (f" ({worst})" if worst is not None else "")])
     return out
 

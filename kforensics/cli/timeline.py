@@ -81,7 +81,10 @@ def timeline(paths, fmt, topic, partition):
     chosen = [(k, es) for k, es in sorted(tl.partitions.items())
               if (topic is None or k[0] == topic) and (partition is None or k[1] == partition)]
     if topic is not None and not chosen:
-        raise click.BadParameter(f"no partition of topic {topic!r} in the metadata log", param_hint="--topic")
+        raise click.BadParameter(f"no partition of topic {printable(repr(topic))} in the metadata log",
+                                 param_hint="--topic")
+    if partition is not None and not chosen:
+        raise click.BadParameter(f"no partition {partition} in the metadata log", param_hint="--partition")
     if fmt == "json":
         from .json_out import document, dumps
 

@@ -49,6 +49,9 @@ class DumpOptions:
 class BatchEvent:
     entry: BatchEntry
     file: str
+    # the last offset of the entry before, when this one does not start right after it (kafka-dump-log's
+    # "non-consecutive offsets"); None for the first entry and for consecutive ones
+    non_consecutive_after: int | None = None
 
 
 @dataclass
@@ -70,6 +73,9 @@ class SegmentDump:
     batches: int = 0
     kafka_valid_bytes: int = 0
     trailing_invalid_bytes: int = 0  # bytes after the point Kafka's reader stops
+    kafka_stop: str | None = None  # why Kafka's reader stops there (None: it reads to the end)
+    kafka_stop_kind: str | None = None  # "partial" (its iterator ends quietly) or "corrupt" (it throws)
+    recovered_batches: int = 0  # valid entries found after that point
     non_consecutive: list[tuple[int, int]] = field(default_factory=list)  # (last offset, next first offset)
     non_consecutive_count: int = 0  # all of them (the list keeps the first MAX_NON_CONSECUTIVE)
     findings: list[Finding] = field(default_factory=list)
@@ -138,6 +144,8 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         result.size = s.size
         result.kafka_valid_bytes = s.kafka_valid_bytes
         result.trailing_invalid_bytes = s.size - s.kafka_valid_bytes
+        result.kafka_stop, result.kafka_stop_kind = s.kafka_stop, s.kafka_stop_kind
+        result.recovered_batches = s.recovered_batches
         log.extend(s.findings)
         result.findings = log.findings()
 
@@ -152,11 +160,13 @@ def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal:
         first, count = EntryRecords(b).summary()
         entry.base_offset, entry.record_count = first, count
         first = first if first is not None else entry.last_offset
+    after = None
     if prev_last is not None and first != prev_last + 1:
+        after = prev_last
         result.non_consecutive_count += 1
         if len(result.non_consecutive) < MAX_NON_CONSECUTIVE:
             result.non_consecutive.append((prev_last, first))
-    yield BatchEvent(entry, label)
+    yield BatchEvent(entry, label, after)
     if not deep:
         return
     decoded = meta or internal is not None

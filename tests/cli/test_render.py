@@ -385,3 +385,11 @@ def test_topic_filter_on_a_scanned_log_dir_lists_only_that_topics_findings(tmp_p
             f"HIGH RECOVERY_WOULD_TRUNCATE {where}", f"MEDIUM TRAILING_BYTES {where}"]
         assert [line.split()[0] for line in lines if line.startswith("orders")] == [f"{topic}-0"]
         assert lines[-1] == "summary: 2 findings (1 high, 1 medium), 1 partition(s)"
+
+
+def test_finding_line_without_a_file_has_no_stray_space_before_the_colon():
+    # HEAD: "CRITICAL COMMITTED_DATA_LOST : broker 2: ..." and timeline's "INFO METADATA_RECORDS_SUPERSEDED : ..."
+    f = Finding("COMMITTED_DATA_LOST", Severity.CRITICAL, "broker 2: 3 batch(es) lost")
+    assert finding_line(f) == "CRITICAL COMMITTED_DATA_LOST: broker 2: 3 batch(es) lost"
+    assert finding_line(Finding("X", Severity.INFO, "m", line=4)) == "INFO X line 4: m"
+    assert finding_line(Finding("X", Severity.LOW, "m", position=7)) == "LOW X @ byte 7: m"

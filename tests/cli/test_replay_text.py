@@ -1,0 +1,70 @@
+"""``replay`` text: partitions with anything to say in detail, healthy ones one line per topic, verdict facts read as
+sentences, the summary line."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from tests.conftest import REALDATA, ROOT, need_shared
+from kforensics.cli import main
+
+SCENARIOS = ROOT / "fixtures" / "scenarios"
+HIAGE = REALDATA / "hiage__kafka-raft__c5f680e" / "data"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
+    # HEAD: 331 lines of per-partition detail for 60 healthy partitions
+    need_shared(HIAGE)
+    brokers = [HIAGE / f"kafka{i}" for i in (1, 2, 3)]
+    r = run("replay", *brokers)
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines() == [
+        "replay with Kafka latest rules, 60 partition(s) on 3 broker(s)",
+        "",
+        "nothing to report on 60 partition(s): every replica OK, nothing cut or truncated (--verbose shows each)",
+        "  __consumer_offsets: partitions 0-49 (50), 50 replicas",
+        "  test1: partitions 0-4 (5), 15 replicas",
+        "  test5: partitions 0-4 (5), 15 replicas",
+        "",
+        "summary: 60 partition(s): 80 OK",
+    ]
+    verbose = run("replay", "--verbose", *brokers).stdout
+    assert "test1-4: leader 3 (epoch 0), committed bound 1" in verbose and "nothing to report" not in verbose
+    assert verbose.splitlines()[-1] == "summary: 60 partition(s): 80 OK"
+
+
+def test_a_lagging_follower_that_catches_up_has_nothing_to_report():
+    r = run("replay", "--scenario", SCENARIOS / "lagging-follower")
+    assert "  orders: partition 0, 3 replicas, 1 of them catches up by fetching" in r.stdout.splitlines()
+    assert "orders-0: leader" not in r.stdout
+
+
+def test_partitions_with_a_verdict_stay_in_detail_beside_the_collapsed_ones(tmp_path):
+    r = run("replay", "--scenario", SCENARIOS / "clean-election-leader-lost-tail")
+    lines = r.stdout.splitlines()
+    assert "orders-0: leader 1 (epoch 3), committed bound 6" in lines
+    assert "nothing to report" not in r.stdout
+    assert lines[-1] == ("summary: 1 partition(s): 1 LEADER_LACKS_COMMITTED, 2 LOSS_COMMITTED, 1 LOST_TO_RECOVERY, "
+                         "1 POSSIBLY_COMMITTED")
+
+
+def test_verdict_facts_read_as_sentences():
+    text = run("replay", "--scenario", SCENARIOS / "clean-election-leader-lost-tail").stdout
+    # LOST_TO_RECOVERY of a torn batch: its offsets and no record count of "0 records"
+    assert ("      LOST_TO_RECOVERY: offsets 3 (no readable record), caused by recovery: broker 1's log recovery at "
+            "restart cuts its log at offset 3") in text
+    # one record is "1 record"
+    assert "LOSS_COMMITTED: offsets 3 (1 record, 128 bytes), caused by truncation" in text
+    assert "(1 records" not in text
+    # LEADER_LACKS_COMMITTED's lost_them_itself
+    assert "its own checkpointed high watermark 6 is above its log end 3: it lost them itself" in text
+    # a finding of the replay without a file: no stray space before the colon
+    assert "  ! CRITICAL COMMITTED_DATA_LOST: broker 2: 3 batch(es) below the committed bound 6" in text
+    assert " : " not in text
+    text = run("replay", "--scenario", SCENARIOS / "not-converging-diverging-epoch-cycle").stdout
+    assert "      rounds 1-2 repeat from here on: the follower never converges" in text
+    assert "NOT_CONVERGING: 2 round(s) against broker 1 repeat forever" in text
