@@ -35,8 +35,14 @@ def check_watermarks(*, path: str, log_start: int | None, log_end: int | None, h
         out.append(finding("NO_HW_ENTRY", "no replication-offset-checkpoint entry for this partition (Kafka starts "
                                           "it at HW 0)", file=path))
     if rp is not None and rp > log_end:
-        out.append(finding("RECOVERY_POINT_ABOVE_LEO", f"recovery point {rp} is above the log end offset {log_end}: "
-                                                       f"offsets {log_end}..{rp - 1} were flushed and are gone",
+        # what is known: Kafka checkpointed that it had flushed offsets below rp; the files now end at log_end.
+        # Whether a truncation after the checkpoint removed them (the checkpoint is written asynchronously) or the
+        # files lost them since is not: both are said, and what Kafka does with it
+        out.append(finding("RECOVERY_POINT_ABOVE_LEO",
+                           f"recovery point {rp} is above the log end offset {log_end}: the checkpoint says offsets "
+                           f"below {rp} were flushed to disk, but this log holds no offset from {log_end} on "
+                           f"(truncated after the checkpoint was written, or lost from the files since); Kafka lowers "
+                           f"the recovery point to {log_end} at the next start",
                            file=path, recovery_point=rp, log_end_offset=log_end))
     return out
 
@@ -116,10 +122,11 @@ def cost_text(c: RecoveryCost) -> str:
 
 
 def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, epoch_checkpoint: str | None = None,
-                   log_start_offset: int | None = None) -> list[Finding]:
-    """Say what the recovery plan costs in offsets and records, against the high watermark and the log start."""
+                   log_start_offset: int | None = None, segments: Iterable[SegmentExtent] = ()) -> list[Finding]:
+    """Say what the recovery plan costs in offsets and records, against the high watermark and the log start
+    (``segments``: the partition's, to tell a torn final batch from a damaged one)."""
     out: list[Finding] = []
-    cost = recovery_cost(plan, high_watermark=high_watermark, log_start_offset=log_start_offset)
+    cost = recovery_cost(plan, high_watermark=high_watermark, log_start_offset=log_start_offset, segments=segments)
     if cost is not None:
         deleted = (f" and deletes {len(plan.segments_deleted)} later segment(s)" if plan.segments_deleted else "")
         if cost.first_offset is None:
@@ -127,8 +134,9 @@ def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, epoch_chec
         else:
             span = _span((cost.first_offset, cost.last_offset))
             lost = (f"offsets {span} go ({_records(cost.records)})" if cost.records else
-                    f"offsets {span} go, in a torn or damaged batch whose records cannot be read (no readable "
-                    "record)")
+                    f"offsets {span} go, in a torn final batch whose bytes are not all in the file (no readable "
+                    "record)" if cost.torn else
+                    f"offsets {span} go, in a damaged batch whose records cannot be read (no readable record)")
             said = []
             if cost.below_log_start is not None:
                 said.append(f"{_span(cost.below_log_start)} below the log start offset {log_start_offset} "

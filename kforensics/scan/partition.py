@@ -35,6 +35,7 @@ from ..epoch.versions import KafkaVersion, parse_kafka_version
 from ..findings import FindingLog, Severity, finding
 from ..formats.record_batch import COMPRESSION_MASK, MAGIC
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
+from ..log.file_kinds import classify_name
 from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
@@ -179,8 +180,17 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
     _kraft_files(scan, pd, log)
 
     walk = _Walk(scan, log, ctx)
+    # a segment .log that is there but cannot be opened (a FIFO, a dangling link, a directory): the log's end is
+    # then unknown, and its indexes are not "without a log"
+    unopened = {k.base_offset for k in (classify_name(getattr(p, "name", None) or str(p).rsplit("/", 1)[-1])
+                                        for p in [*pd.unknown, *(p for p, _ in pd.not_regular)])
+                if k.kind == "log" and k.base_offset is not None and not k.leftover}
+    if unopened:
+        scan.complete = False
     for seg in pd.sorted_segments():
         if seg.log is None:
+            if seg.base_offset in unopened:
+                continue
             for p in (seg.offset_index, seg.time_index, seg.txn_index):
                 if p is not None:
                     log.add(finding("INDEX_WITHOUT_LOG", "index file whose segment .log is missing; Kafka deletes it "
@@ -252,7 +262,8 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
                                   epoch_checkpoint_unreadable=cp is not None and not pd.is_metadata_log
                                   and (cp.value is None or cp.value.kafka_refuses))
     log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
-                              epoch_checkpoint=str(cp.path) if cp is not None else None))
+                              epoch_checkpoint=str(cp.path) if cp is not None else None,
+                              log_start_offset=scan.log_start_offset, segments=scan.segments))
     scan.findings = log.findings()
     return scan
 

@@ -70,7 +70,7 @@ def test_a_torn_batch_cut_by_recovery_is_named_with_its_offsets():
     # HEAD: "offsets 6..7 (0 readable records)" and nothing on the HW: the HW 9 makes them committed offsets
     report = scan_log_dirs([FIXTURES / "damaged"])
     (f,) = [f for f in report.all_findings() if f.code == "RECOVERY_WOULD_TRUNCATE" and "torn-0" in f.file]
-    assert "offsets 6..7 go, in a torn or damaged batch whose records cannot be read" in f.message
+    assert "offsets 6..7 go, in a torn final batch whose bytes are not all in the file (no readable record)" in f.message
     assert "6..7 below the high watermark 9: committed offsets whose records this replica no longer holds" in f.message
     assert f.facts["lost_committed_offsets"] == (6, 7) and f.facts["lost_uncommitted_offsets"] is None
 
@@ -136,3 +136,33 @@ def test_the_epochs_column_marks_entries_left_out():
 ])
 def test_the_next_start_cell_for_each_plan_without_a_cut(plan, text):
     assert next_start(_partition(recovery=plan)) == text
+
+
+def test_a_recovery_point_above_the_log_end_says_what_is_known():
+    # HEAD: "recovery point 50 is above the log end offset 2: offsets 2..49 were flushed and are gone"
+    report = scan_log_dirs([FIXTURES / "damaged"])
+    (f,) = [f for f in report.all_findings() if f.code == "RECOVERY_POINT_ABOVE_LEO"]
+    assert "gone" not in f.message
+    assert ("the checkpoint says offsets below 50 were flushed to disk, but this log holds no offset from 2 on "
+            "(truncated after the checkpoint was written, or lost from the files since); Kafka lowers the recovery "
+            "point to 2 at the next start") in f.message
+
+
+@pytest.mark.parametrize("make", ["fifo", "dangling link", "directory"])
+def test_a_segment_that_cannot_be_opened_leaves_the_log_end_unknown(tmp_path, make):
+    # HEAD: the segment was left out, the log "ended" at 12, and HW_ABOVE_LEO, RECOVERY_POINT_ABOVE_LEO ("offsets
+    # 12..23 were flushed and are gone") and INDEX_WITHOUT_LOG ("segment .log is missing") followed from that
+    import os
+    import shutil
+
+    d = tmp_path / "b"
+    shutil.copytree(FIXTURES / "healthy", d)
+    seg = d / "orders-0" / "00000000000000000012.log"
+    seg.unlink()
+    {"fifo": lambda: os.mkfifo(seg), "dangling link": lambda: seg.symlink_to(tmp_path / "nosuch"),
+     "directory": seg.mkdir}[make]()
+    report = scan_log_dirs([d])
+    row = _row(report, "orders-0")
+    assert (row["LEO"], row["uncommitted"]) == ("12?", "?")
+    codes = {f.code for f in report.all_findings()}
+    assert not codes & {"HW_ABOVE_LEO", "RECOVERY_POINT_ABOVE_LEO", "INDEX_WITHOUT_LOG"}, codes
