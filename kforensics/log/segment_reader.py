@@ -236,7 +236,7 @@ class SegmentReader:
                             # a full enough chunk becomes the table as it is (no copy); the walk gets a new array
                             data, out = out[:k], new_batch_rows(self.rows)
                         else:
-                            data = out[:k].copy()  # a few rows: do not keep the whole array alive for them
+                            data = out[:k].copy(order="F")  # a few rows: do not keep the whole array alive for them
                         yield self._finish_table(data, win.file_pos, recovered)
                     pos = win.file_pos + rel_end
                     if status == kernels.ST_FULL:
