@@ -27,10 +27,13 @@ from .scan import _kafka_version
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="The summary on stdout: a table per cluster and a summary line, or one JSON document.")
+@click.option("--tables", "tables", metavar="NAME[,NAME...]",
+              help="Write only these tables (e.g. verdicts,findings: no batches table); the default is every table. "
+                   "The replay reads the batch rows either way.")
 @click.option("--fail-on", default="high", show_default=True,
               help="Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
                    "unreadable snapshot always does).")
-def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, overwrite, fmt, fail_on):
+def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, overwrite, fmt, tables, fail_on):
     """Scan and replay many archived broker snapshots on Spark.
 
     Each SNAPSHOT is a broker log dir (or a dir holding one) or a
@@ -57,13 +60,19 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, over
       kforensics spark --manifest snapshots.csv --out hdfs:///forensics/i42 --master spark://host:7077
       kforensics spark /snap/b1 /snap/b2 --metadata /snap/controller/__cluster_metadata-0 --out /tmp/i42
       kforensics spark /snap/*.tgz --out /tmp/i42 --format json --fail-on medium
+      kforensics spark /snap/*.tgz --out /tmp/i42 --tables verdicts,findings,summary
     """
     from ..outputs import OutputRefused
     from ..spark.inputs import InputError, parse_metadata, resolve_snapshots
-    from ..spark.job import MasterUnreachable, MetadataInputError, OutputExists, check_master, check_output, run
+    from ..spark.job import (MasterUnreachable, MetadataInputError, OutputExists, check_master, check_output,
+                             parse_tables, run)
     from ..spark.report import SparkJobFailed, SparkStartFailed, exit_code, from_spark, render_text, short_error
 
     threshold = parse_fail_on(fail_on)
+    try:
+        tables = parse_tables(tables)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--tables") from None
     conf = {}
     for c in confs:
         k, sep, v = c.partition("=")
@@ -100,7 +109,7 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, over
 
     try:
         summary = run(start, snaps, out, kafka_version=kafka_version, overwrite=overwrite, metadata=meta,
-                      manifest=manifest)
+                      manifest=manifest, tables=tables)
     except MetadataInputError as e:
         raise click.BadParameter(printable(str(e)), param_hint="--metadata") from None
     except SparkStartFailed as e:

@@ -55,11 +55,12 @@ from ..scan.broker import plan_log_dir
 from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
 from ..scan.partition import scan_partition
 from ..tables.replay_tables import (BATCH_COLUMNS, PARTITION_COLUMNS, divergence_rows, divergence_table,
-                                    findings_rows_table, partition_path, replay_findings_table, replica_rows,
+                                    findings_rows_table, partition_path, replica_rows,
                                     replicas_from_frames, verdict_rows, verdicts_table)
 from ..tables.scan_tables import REPORT_TABLES, BatchesWriter, write_table
-from ..tables.schemas import CONTEXT, SCHEMAS, fit
+from ..tables.schemas import CONTEXT, SCHEMAS, fit, table as table_of
 from .inputs import Snapshot
+from .window import INLINE_ROWS, Sketch, SketchSink, group_replicas, partition_row, whole_replica
 
 #: the ``__consumer_offsets`` and ``__transaction_state`` topics (their copies are read for the impact analyses)
 CONSUMER_OFFSETS, TRANSACTION_STATE = "__consumer_offsets", "__transaction_state"
@@ -78,13 +79,48 @@ TASK_COLUMNS = ["snapshot_id", "log_dir", "dir_name", "raw", "broker_id", "clust
                 "part"]
 TASK_SCHEMA = ("snapshot_id string, log_dir string, dir_name string, raw string, broker_id int, cluster string, "
                "snapshot_time string, context string, part string")
-STATUS_COLUMNS = ["snapshot_id", "dir_name", "status", "error", "batches", "bytes", "payload"]
+STATUS_COLUMNS = ["snapshot_id", "dir_name", "status", "error", "batches", "bytes", "payload", "cluster", "topic",
+                  "partition", "sketch"]
 STATUS_SCHEMA = ("snapshot_id string, dir_name string, status string, error string, batches long, bytes long, "
-                 "payload binary")
+                 "payload binary, cluster string, topic string, partition int, sketch binary")
+#: the status columns the driver collects (the replica sketches go from executor to executor)
+COLLECTED = STATUS_COLUMNS[:7]
 GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected"]
 GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, error string, verdicts long, "
                 "affected boolean")
 KEYS = ["cluster", "topic", "partition"]
+#: where the batch rows go when the ``batches`` table is not wanted (the replay still reads them; never published)
+WORK_BATCHES = ".work-batches"
+#: tables a run writes unless told otherwise (``--tables``)
+DEFAULT_TABLES = None
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+
+
+def parse_tables(tables: Any) -> tuple[str, ...]:
+    """The tables to write: all (None), or the names given (a list, or one comma-separated string); an unknown
+    name is a ``ValueError`` naming the known ones."""
+    if tables is None:
+        return TABLES
+    names = [n.strip() for n in (tables.split(",") if isinstance(tables, str) else
+                                 [x for t in tables for x in str(t).split(",")]) if n.strip()]
+    unknown = [n for n in names if n not in TABLES]
+    if unknown or not names:
+        raise ValueError(f"unknown table(s) {', '.join(unknown) or '(none given)'}; the tables are "
+                         f"{', '.join(TABLES)}")
+    return tuple(n for n in TABLES if n in names)
+
+
+def hive_value(v: Any) -> str:
+    """A partition value as a hive-style directory name holds it (percent-encoded; null as Spark writes it)."""
+    from urllib.parse import quote
+
+    return HIVE_NULL if v is None else quote(str(v).encode("utf-8", "surrogatepass"), safe="")
+
+
+def hive_dir(name: str, cluster: Any, topic: Any = None) -> str:
+    """``name/cluster=C/topic=T`` (``name/cluster=C`` for a table without topics)."""
+    d = f"{name}/cluster={hive_value(cluster)}"
+    return d if "topic" not in TABLE_SCHEMAS[name].names else f"{d}/topic={hive_value(topic)}"
 
 
 class OutputExists(Exception):
@@ -216,13 +252,29 @@ def _relative(root, path) -> str:
     return s[len(r):].lstrip("/") if s.startswith(r) else s
 
 
-def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> None:
+def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> dict[str, pa.Table]:
+    out = {}
     for name, make in REPORT_TABLES.items():
-        t = make(report, context)
+        t = out[name] = make(report, context)
         if name == "partitions" or len(t):
             d = f"{staging.rstrip('/')}/{name}"
             _mkdirs(filesystem, d)
             write_table(t, f"{d}/{part}.parquet", filesystem)
+    return out
+
+
+def make_sketch(partitions: pa.Table, sink: SketchSink, scan: Any, batches: str, filesystem=None) -> Sketch:
+    """What the replay stage needs of a scanned replica: its partition row and summary, and the replica itself
+    when it is small (else where its batch rows are)."""
+    import pyarrow.parquet as pq
+
+    row = partition_row(partitions, PARTITION_COLUMNS)
+    sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
+    if sink.rows <= INLINE_ROWS:
+        frame = (pq.read_table(batches, columns=BATCH_COLUMNS, filesystem=filesystem).to_pandas() if sink.rows
+                 else pd.DataFrame(columns=BATCH_COLUMNS))
+        sketch.replica = whole_replica(frame, row)
+    return sketch
 
 
 def _write(name: str, t: pa.Table, staging: str, part: str, filesystem=None) -> None:
@@ -576,7 +628,8 @@ def _add_findings(have: list, extra: list) -> list:
     return out
 
 
-def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: str) -> tuple:
+def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: str,
+              batches_dir: str = "batches") -> tuple:
     """Scan one task's partition dir and write its table parts; its status row (with the pickled committed
     offsets of a ``__consumer_offsets`` copy)."""
     from ..scan.partition import transaction_coordinator
@@ -586,18 +639,25 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
     context = {"snapshot_id": t.snapshot_id, "snapshot_time": _none(t.snapshot_time), "cluster": _none(t.cluster),
                "broker_id": bid}
     broker = BrokerIdentity(node_id=bid, cluster_id=context["cluster"])
-    batches = f"{staging_path}/batches/{t.part}.parquet"
+    try:
+        name_ = parse_partition_dir_name(_unhex(json.loads(t.raw)[1]))
+    except Exception:  # noqa: BLE001 - a task that cannot be read fails below, where it becomes a finding
+        name_ = None
+    batch_dir = f"{staging_path}/{batches_dir}/" + hive_dir("batches", context["cluster"],
+                                                           fit(getattr(name_, "topic", None), pa.string()))[8:]
+    batches = f"{batch_dir}/{t.part}.parquet"
     writer = None
     try:
         log_dir, dir_name = (_unhex(x) for x in json.loads(t.raw))
         root = _root(info["spec"])
         ld = root / log_dir if log_dir else root
         pdir = open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
-        _mkdirs(filesystem, f"{staging_path}/batches")
+        _mkdirs(filesystem, batch_dir)
         writer = BatchesWriter(batches, context, filesystem)
+        sink = SketchSink(writer)
         with transaction_coordinator(_snapshot_coordinator(t.snapshot_id, info)):
             scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
-                                  batch_sink=writer)
+                                  batch_sink=sink)
         writer.close()
         writer = None
         extra, payload = [], None
@@ -613,8 +673,13 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
             extra += read_transaction_state([(None, pdir)]).findings  # its records that do not decode
         extra += archive_damage(getattr(root, "archive", None), tuple(getattr(pdir.path, "parts", ())) or None)
         report = ScanReport(broker, [scan], _add_findings(scan.findings, extra), scan.files)
-        _write_parts(report, staging_path, t.part, context, filesystem)
-        return t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload
+        tables = _write_parts(report, staging_path, t.part, context, filesystem)
+        sketch = None
+        if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
+            sketch = pickle.dumps(make_sketch(tables["partitions"], sink, scan, batches, filesystem),
+                                  protocol=pickle.HIGHEST_PROTOCOL)
+        return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
+                fit(pdir.topic, pa.string()), pdir.partition, sketch)
     except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
         if writer is not None:
             try:
@@ -627,10 +692,10 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
                     file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),
                     traceback=traceback.format_exc()[-2000:])
         _write_parts(ScanReport(broker, [], [f], []), staging_path, t.part, context, filesystem)
-        return t.snapshot_id, t.dir_name, "failed", err, 0, 0, None
+        return t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None
 
 
-def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None):
+def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None, batches_dir: str = "batches"):
     """The mapInPandas function: scan each task's partition dir and write its table parts.
 
     ``snapshots``: per snapshot id what :attr:`Plan.snapshots` says (or a Spark broadcast of it).
@@ -640,7 +705,7 @@ def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None):
         filesystem, staging_path = split_uri(staging)
         info = getattr(snapshots, "value", snapshots) or {}
         for frame in frames:
-            out = [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version)
+            out = [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version, batches_dir)
                    for t in frame.itertuples(index=False)]
             yield pd.DataFrame(out, columns=STATUS_COLUMNS)
 
@@ -781,27 +846,64 @@ def replay_frames(batches: pd.DataFrame, partitions: pd.DataFrame, kafka_version
                   timeline: Any = None, *, commits: list[Any] | None = None, specs: dict[str, str] | None = None,
                   coordinator: Any = None, raw_names: dict[tuple[str, str], tuple[str, str]] | None = None,
                   events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The ``verdicts``, ``divergence``, ``findings``, ``consumer_impact`` and ``transactions`` rows of one
-    (cluster, topic, partition) group: :func:`kforensics.replay.group.replay_group`, the same replay as
-    ``kforensics replay``, then what it does to consumer groups (``commits``: their committed offsets of this
-    partition) and transactions (the replicas' partition dirs reopened from ``specs``, snapshot id -> spec, where
-    the replay loses records; ``coordinator``: the cluster's ``__transaction_state`` view, or a callable giving
-    it; ``raw_names``: (snapshot id, dir name as in the tables) -> (log dir, dir name) as hex, where the names on
-    disk are not valid UTF-8; ``events``: what happens next, as ``kforensics replay --scenario`` takes a
-    scenario's events), as ``kforensics replay`` reports them; and ``affected``: whether the replay loses or forks
-    records (only then are groups and transactions affected)."""
-    from ..consumers.impact import IMPACT_CODES, impact_findings, partition_impact
-    from ..consumers.read_committed import partition_after_replay
-    from ..replay.group import replay_group
-    from ..tables.impact_tables import consumer_impact_table, reopened_rows, table
-
+    """The ``verdicts``, ``divergence``, ``findings``, ``consumer_impact`` and ``transactions`` tables of one
+    (cluster, topic, partition) group from all its ``batches`` and ``partitions`` rows (see :func:`replay_rows`),
+    and ``affected``."""
     first = partitions.iloc[0]
     cluster, topic, partition = _none(first["cluster"]), first["topic"], int(first["partition"])
     replicas = replicas_from_frames(batches, partitions)
-    rows = list(replica_rows(partitions).itertuples(index=False))
-    paths = {partition_path(r): r.snapshot_id for r in partitions.itertuples(index=False)}
+    rows = [r._asdict() for r in replica_rows(partitions).itertuples(index=False)]
+    out = replay_rows(cluster, topic, partition, rows, replicas, kafka_version, timeline, commits=commits,
+                      specs=specs, coordinator=coordinator, raw_names=raw_names, events=events)
+    return {"verdicts": verdicts_table(out["verdicts"]), "divergence": divergence_table(out["divergence"]),
+            "findings": pa.concat_tables([findings_rows_table(fs, ctx) for ctx, fs in out["findings"]])
+            if out["findings"] else findings_rows_table([], {"cluster": cluster}),
+            "consumer_impact": out["consumer_impact"] if out["consumer_impact"] is not None else table_of(
+                "consumer_impact", []),
+            "transactions": out["transactions"] if out["transactions"] is not None else table_of("transactions", []),
+            "affected": out["affected"]}
+
+
+def replay_rows(cluster: Any, topic: str, partition: int, rows: list[dict], replicas: list[Any] | None,
+                kafka_version: str = "latest", timeline: Any = None, *, commits: list[Any] | None = None,
+                specs: dict[str, str] | None = None, coordinator: Any = None,
+                raw_names: dict[tuple[str, str], tuple[str, str]] | None = None,
+                events: list[dict[str, Any]] | None = None, window: tuple[list, Any] | None = None
+                ) -> dict[str, Any]:
+    """One (cluster, topic, partition) group replayed: :func:`kforensics.replay.group.replay_group`, the same
+    replay as ``kforensics replay``, then what it does to consumer groups (``commits``: their committed offsets of
+    this partition) and transactions (the replicas' partition dirs reopened from ``specs``, snapshot id -> spec,
+    where the replay loses records; ``coordinator``: the cluster's ``__transaction_state`` view, or a callable
+    giving it; ``raw_names``: (snapshot id, dir name as in the tables) -> (log dir, dir name) as hex, where the
+    names on disk are not valid UTF-8; ``events``: what happens next, as ``kforensics replay --scenario`` takes a
+    scenario's events), as ``kforensics replay`` reports them.
+
+    ``rows``: the partition rows of the replicas, in replica order; ``replicas``: the replicas whole, or None with
+    ``window`` = (their summaries, ``load(floor)``: the replicas windowed at ``floor``), which replays from the
+    window the summaries give and loads lower when the replay reaches lower, as ``replay_group`` does with the
+    replicas whole.  Returns the ``verdicts`` and ``divergence`` rows, the findings as (context, findings) pairs,
+    the ``consumer_impact`` and ``transactions`` tables, and ``affected``: whether the replay loses or forks
+    records (only then are groups and transactions affected)."""
+    from ..consumers.impact import IMPACT_CODES, impact_findings, partition_impact
+    from ..consumers.read_committed import partition_after_replay
+    from ..epoch.versions import parse_kafka_version
+    from ..replay.group import replay_group
+    from ..replay.summary import CHUNK_OFFSETS, window_floor
+    from ..tables.impact_tables import consumer_impact_table, reopened_rows, table
+
+    reload = None
+    if replicas is None:
+        summaries, load = window
+        size = summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS
+        replicas = load(window_floor(summaries, parse_kafka_version(kafka_version)))
+
+        def reload(offset: int) -> list[Any]:  # as replay_group widens a window of whole replicas
+            return load(max(0, offset - offset % size - size) if offset > 0 else 0)
+
+    paths = {partition_path(SimpleNamespace(**r)): r["snapshot_id"] for r in rows}
     snapshots = {rep.broker_id: paths.get(rep.source) for rep in replicas}
-    rp = replay_group(topic, partition, replicas, kafka_version=kafka_version, timeline=timeline, events=events)
+    rp = replay_group(topic, partition, replicas, kafka_version=kafka_version, timeline=timeline, events=events,
+                      reload=reload)
     # only a replay that loses or forks records can affect a group or a transaction (as replay_impact has it)
     affected = any(v.code in IMPACT_CODES for r in rp.replicas for v in r.verdicts)
     impacts = partition_impact(rp, commits, validates=True) if commits and affected else []
@@ -810,21 +912,31 @@ def replay_frames(batches: pd.DataFrame, partitions: pd.DataFrame, kafka_version
     if specs is not None and affected:
         logs = {}
         for rep, row in zip(replicas, rows):
-            spec = specs.get(row.snapshot_id)
+            spec = specs.get(row["snapshot_id"])
             if spec is not None:
-                raw = (raw_names or {}).get((row.snapshot_id, row.dir_name))
+                raw = (raw_names or {}).get((row["snapshot_id"], row["dir_name"]))
                 log_dir, dir_name = (_unhex(raw[0]), _unhex(raw[1])) if raw else (
-                    _relative(_root(spec), row.log_dir), row.dir_name)
+                    _relative(_root(spec), row["log_dir"]), row["dir_name"])
                 logs[(rep.broker_id, topic, partition)] = _open(spec, log_dir, dir_name)
         after = partition_after_replay(rp, logs, coordinator=coordinator() if callable(coordinator) else coordinator)
         extra += (after.leader_transactions.findings if after.leader_transactions is not None else []) + after.findings
         reopened = reopened_rows(after, {"cluster": cluster})
     rp.findings = list(rp.findings) + extra
-    return {"verdicts": verdicts_table(verdict_rows(rp, cluster, snapshots)),
-            "divergence": divergence_table(divergence_rows(rp, cluster)),
-            "findings": replay_findings_table(rp, cluster),
-            "consumer_impact": consumer_impact_table(impacts, cluster),
-            "transactions": table("transactions", reopened), "affected": affected}
+    return {"verdicts": verdict_rows(rp, cluster, snapshots), "divergence": divergence_rows(rp, cluster),
+            "findings": replay_findings(rp, cluster),
+            "consumer_impact": consumer_impact_table(impacts, cluster) if impacts else None,
+            "transactions": table("transactions", reopened) if reopened else None, "affected": affected}
+
+
+def replay_findings(rp: Any, cluster: Any) -> list[tuple[dict, list]]:
+    """A replay's findings by the broker each is about, as (context, findings) (see
+    :func:`kforensics.tables.replay_tables.replay_findings_table`)."""
+    by_broker: dict[Any, list] = {}
+    for f in rp.findings:
+        bid = f.facts.get("broker_id")
+        by_broker.setdefault(bid if isinstance(bid, int) and not isinstance(bid, bool) else None, []).append(f)
+    return [({"snapshot_id": None, "snapshot_time": None, "cluster": cluster, "broker_id": bid}, fs)
+            for bid, fs in by_broker.items()]
 
 
 def replay_groups(kafka_version: str, shared: Any = None, staging: str | None = None):
@@ -877,6 +989,136 @@ def replay_groups(kafka_version: str, shared: Any = None, staging: str | None = 
     return fn
 
 
+REPLAY_INPUT = ["cluster", "topic", "partition", "sketch"]
+#: rows of replay output gathered before a task writes them
+FLUSH_ROWS = 200_000
+
+
+class _Outputs:
+    """The replay stage's rows of one task, written a file per table when enough have gathered (never a file per
+    group)."""
+
+    def __init__(self, staging_path: str | None, filesystem: Any, part: str):
+        self.staging_path, self.filesystem, self.part = staging_path, filesystem, part
+        self.rows: dict[str, list] = {"verdicts": [], "divergence": []}
+        self.findings: list[tuple[dict, list]] = []
+        self.tables: dict[str, list[pa.Table]] = {"consumer_impact": [], "transactions": []}
+        self.held = 0
+        self.flushes = 0
+
+    def add(self, out: dict[str, Any]) -> None:
+        for name in self.rows:
+            self.rows[name] += out[name]
+            self.held += len(out[name])
+        self.findings += out["findings"]
+        self.held += sum(len(fs) for _, fs in out["findings"])
+        for name in self.tables:
+            if out.get(name) is not None and len(out[name]):
+                self.tables[name].append(out[name])
+        if self.held >= FLUSH_ROWS:
+            self.flush()
+
+    def failed(self, f: Any, context: dict) -> None:
+        self.findings.append((context, [f]))
+        self.held += 1
+
+    def flush(self) -> None:
+        if self.staging_path is None:
+            return
+        part = f"{self.part}-{self.flushes}"
+        tables = {"verdicts": verdicts_table(self.rows["verdicts"]),
+                  "divergence": divergence_table(self.rows["divergence"])}
+        if self.findings:
+            tables["findings"] = _findings_table(self.findings)
+        for name, ts in self.tables.items():
+            if ts:
+                tables[name] = pa.concat_tables(ts)
+        for name, t in tables.items():
+            _write(name, t, self.staging_path, part, self.filesystem)
+        self.rows = {k: [] for k in self.rows}
+        self.findings = []
+        self.tables = {k: [] for k in self.tables}
+        self.held = 0
+        self.flushes += 1
+
+
+def _findings_table(items: list[tuple[dict, list]]) -> pa.Table:
+    """Findings of several contexts as one ``findings`` table (contexts in order; consecutive ones merged)."""
+    runs: list[tuple[dict, list]] = []
+    for ctx, fs in items:
+        if runs and runs[-1][0] == ctx:
+            runs[-1][1].extend(fs)
+        else:
+            runs.append((ctx, list(fs)))
+    return pa.concat_tables([findings_rows_table(fs, ctx) for ctx, fs in runs])
+
+
+def _task_part(prefix: str) -> str:
+    """A part name for this Spark task's files: the same for a retried attempt (it replaces the failed one's)."""
+    try:
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+    except ImportError:  # pragma: no cover - the function called outside Spark
+        tc = None
+    return f"{prefix}-{tc.partitionId():05d}" if tc is not None else f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def replay_partitions(kafka_version: str, shared: Any = None, staging: str | None = None):
+    """The replay stage's mapInPandas function over replica sketches (:data:`REPLAY_INPUT`, rows of one group
+    together: repartitioned and sorted by group): each group replayed from the window its replicas' summaries
+    give, its batch rows read from the replicas' ``batches`` files (:mod:`.window`), with the same functions as
+    :func:`replay_groups`; the task's rows written a few files per table; one status row per group
+    (:data:`GROUP_SCHEMA`).  A group whose replay fails becomes a ``REPLAY_FAILED`` finding; the others go on."""
+
+    def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        sh = getattr(shared, "value", shared) or {}
+        filesystem, staging_path = split_uri(staging) if staging else (None, None)
+        outputs = _Outputs(staging_path, filesystem, _task_part("r"))
+        status: list[tuple] = []
+        key, held = None, []
+
+        def group(key: tuple, sketches: list[bytes]) -> None:
+            cluster, topic, partition = key
+            context = {"snapshot_id": None, "snapshot_time": None, "cluster": cluster, "broker_id": None}
+            items = [pickle.loads(b) for b in sketches]
+            try:
+                rows, summaries, load = group_replicas(items, filesystem)
+                if not rows:
+                    return
+                copies = (sh.get("transaction_state") or {}).get(cluster)
+                out = replay_rows(cluster, topic, partition, rows, None, kafka_version,
+                                  (sh.get("timelines") or {}).get(cluster),
+                                  commits=(sh.get("commits") or {}).get(cluster, {}).get((topic, partition)),
+                                  specs=sh.get("specs"), raw_names=sh.get("raw_names"),
+                                  events=(sh.get("events") or {}).get((cluster, topic, partition)),
+                                  coordinator=lambda: _cluster_coordinator(cluster, copies), window=(summaries, load))
+                outputs.add(out)
+                status.append((cluster, topic, partition, "ok", None, len(out["verdicts"]), out["affected"]))
+            except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
+                err = f"{type(e).__name__}: {e}"
+                brokers = sorted({int(it.row["broker_id"]) for it in items if it.row.get("broker_id") is not None})
+                outputs.failed(finding("REPLAY_FAILED", f"internal error replaying {topic}-{partition}: {err}",
+                                       topic=topic, partition=partition, brokers=brokers,
+                                       traceback=traceback.format_exc()[-2000:]), context)
+                status.append((cluster, topic, partition, "failed", err, 0, False))
+
+        for frame in frames:
+            for c, t, p, b in zip(frame["cluster"], frame["topic"], frame["partition"], frame["sketch"]):
+                k = (_none(c), t, None if _none(p) is None else int(p))
+                if k != key and held:
+                    group(key, held)
+                    held = []
+                key = k
+                held.append(b)
+        if held:
+            group(key, held)
+        outputs.flush()
+        yield pd.DataFrame(status, columns=GROUP_COLUMNS)
+
+    return fn
+
+
 def _spark_schema(arrow_schema) -> str:
     from pyspark.sql.pandas.types import from_arrow_schema
 
@@ -904,8 +1146,8 @@ def _counts(spark, path: str, column: str) -> dict[tuple[Any, Any], int]:
 
 def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "latest", overwrite: bool = False,
         tasks_per_partition: int = 4, metadata: list[Any] | dict[str | None, list[Any]] | None = None,
-        manifest: str | None = None, events: dict[tuple[str | None, str, int], list[dict]] | None = None
-        ) -> dict[str, Any]:
+        manifest: str | None = None, events: dict[tuple[str | None, str, int], list[dict]] | None = None,
+        tables: Any = None) -> dict[str, Any]:
     """Run the whole pipeline; returns a summary dict (counts per cluster, findings by severity, verdicts by
     code, failed tasks and groups: see :func:`summarize`).
 
@@ -918,8 +1160,10 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
     or a callable that starts one (called after the output is checked and the
     snapshots planned).
     """
+    wanted = parse_tables(tables)
     check_output(out, snapshots, overwrite, metadata, manifest)
     filesystem, out_path = split_uri(out)
+    persisted: list = []
     staging = posixpath.join(out.rstrip("/"), f".staging-{uuid.uuid4().hex[:12]}")
     staging_fs, staging_path = split_uri(staging)
     timings: dict[str, float] = {}
@@ -949,8 +1193,13 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             snapinfo = sc.broadcast(planned.snapshots)
             broadcasts.append(snapinfo)
             t1 = time.perf_counter()
-            statuses = (tdf.repartition(n).mapInPandas(scan_tasks(staging, kafka_version, snapinfo),
-                                                       schema=STATUS_SCHEMA).collect())
+            from pyspark import StorageLevel
+
+            scanned = tdf.repartition(n).mapInPandas(
+                scan_tasks(staging, kafka_version, snapinfo, "batches" if "batches" in wanted else WORK_BATCHES),
+                schema=STATUS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+            persisted.append(scanned)
+            statuses = [r.asDict() for r in scanned.select(*COLLECTED).collect()]
             timings["scan_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         if len(tasks):
@@ -959,20 +1208,19 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
         timings["checks_s"] = time.perf_counter() - t2
         t3 = time.perf_counter()
         _write("brokers", _table_rows("brokers", planned.brokers), staging_path, "brokers", staging_fs)
-        for name in ("batches", "partitions"):
-            _mkdirs(staging_fs, f"{staging_path}/{name}")
-        batches = spark.read.schema(_spark_schema(SCHEMAS["batches"])).parquet(f"{staging}/batches")
-        partitions = spark.read.schema(_spark_schema(SCHEMAS["partitions"])).parquet(f"{staging}/partitions")
-        partitions = partitions.where(f"suffix IS NULL AND topic <> '{METADATA_TOPIC}'")
         shared = sc.broadcast({
             "timelines": timelines, "commits": {c: cc.commits for c, cc in commits.items()},
             "specs": {sid: info["spec"] for sid, info in planned.snapshots.items()},
             "transaction_state": transaction_state_copies(planned), "raw_names": raw_names(planned),
             "events": dict(events or {})})
         broadcasts.append(shared)
-        groups = batches.select(*BATCH_COLUMNS).groupBy(*KEYS).cogroup(
-            partitions.select(*PARTITION_COLUMNS).groupBy(*KEYS)).applyInPandas(
-            replay_groups(kafka_version, shared, staging), schema=GROUP_SCHEMA).collect()
+        if len(tasks):
+            # only the replicas' sketches (partition row, summary, a small replica whole) are shuffled; each group
+            # reads its window's batch rows from the replicas' files
+            sketches = scanned.where("sketch IS NOT NULL").select(*REPLAY_INPUT)
+            m = max(1, min(len(tasks), sc.defaultParallelism * tasks_per_partition))
+            groups = [r.asDict() for r in sketches.repartition(m, *KEYS).sortWithinPartitions(*KEYS).mapInPandas(
+                replay_partitions(kafka_version, shared, staging), schema=GROUP_SCHEMA).collect()]
         commit_findings(commits, groups, staging_path, staging_fs)
         timings["replay_s"] = time.perf_counter() - t3
         t4 = time.perf_counter()
@@ -997,28 +1245,60 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             key = (_none(r.cluster), r.verdict)
             verdict_counts[key] = verdict_counts.get(key, 0) + int(r.partitions)
         timings["summary_s"] = time.perf_counter() - t4
-        # publish: replace the previous run's tables (nothing else: check_output refused anything else), then move
-        # the staged ones into place
+        # publish: the wanted tables laid out by cluster and topic (hive-style) in the staging dir, then the
+        # previous run's tables replaced (nothing else: check_output refused anything else) by the staged ones
+        t5 = time.perf_counter()
+        for name in wanted:
+            if name != "batches":
+                partition_by_hive(name, staging_path, staging_fs)
         for name in _listdir(filesystem, out_path):
             if name in TABLES:
                 _rmtree(filesystem, posixpath.join(out_path, name))
-        for name in TABLES:
-            src = posixpath.join(staging_path, name)
+        for name in wanted:
+            src = posixpath.join(staging_path, "hive-" + name if name != "batches" else name)
             if _exists(staging_fs, src):
                 _move(filesystem, src, posixpath.join(out_path, name))
+        timings["publish_s"] = time.perf_counter() - t5
     except BaseException:
         _rmtree(staging_fs, staging_path)
         if created and not _listdir(filesystem, out_path):
             _rmtree(filesystem, out_path)  # nothing is left behind by a run that did not finish
         raise
     finally:
-        for b in broadcasts:
+        for b in broadcasts + persisted:
             try:
                 b.unpersist()
             except Exception:  # noqa: BLE001 - the session may be gone
                 pass
         _rmtree(staging_fs, staging_path)
     return summarize(planned, statuses, groups, findings, verdict_counts, timelines, corrected, out, timings)
+
+
+def partition_by_hive(name: str, staging: str, filesystem=None) -> None:
+    """Lay a staged table's parts (``staging/name/*.parquet``) out as ``staging/hive-name/cluster=C[/topic=T]/``
+    files, one per cluster and topic; rows keep their ``cluster`` and ``topic`` columns (each file is whole:
+    read it alone, or the table with ``pyarrow.dataset`` / Spark, see :func:`kforensics.spark.tables.read`)."""
+    import pyarrow.dataset as ds
+
+    src, dst = f"{staging.rstrip('/')}/{name}", f"{staging.rstrip('/')}/hive-{name}"
+    files = [f"{src}/{p}" for p in _listdir(filesystem, src) if p.endswith(".parquet")]
+    schema = TABLE_SCHEMAS[name]
+    t = ds.dataset(files, schema=schema, format="parquet", filesystem=filesystem).to_table() if files else \
+        schema.empty_table()
+    _mkdirs(filesystem, dst)
+    if not len(t):
+        write_table(t, f"{dst}/empty.parquet", filesystem)
+        return
+    keys = ["cluster"] + (["topic"] if "topic" in schema.names else [])
+    t = t.sort_by([(k, "ascending") for k in keys])  # stable: rows of one cluster and topic keep their order
+    cols = [t.column(k).to_pylist() for k in keys]
+    start = 0
+    for i in range(1, len(t) + 1):
+        if i == len(t) or any(c[i] != c[start] for c in cols):
+            d = f"{dst}/" + hive_dir(name, *(c[start] for c in cols))[len(name) + 1:]
+            _mkdirs(filesystem, d)
+            write_table(t.slice(start, i - start), f"{d}/part-0.parquet", filesystem)
+            start = i
 
 
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     from kforensics.outputs import OutputRefused
     from kforensics.severity import Severity
     from kforensics.spark.inputs import InputError, parse_metadata, resolve_snapshots
-    from kforensics.spark.job import MetadataInputError, OutputExists, check_output, run, session
+    from kforensics.spark.job import MetadataInputError, OutputExists, check_output, parse_tables, run, session
     from kforensics.spark.report import exit_code, from_spark, render_text, short_error
 
     ap = argparse.ArgumentParser(prog="kforensics-spark")
@@ -32,9 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--overwrite", action="store_true")
     ap.add_argument("--format", choices=["text", "json"], default="text")
     ap.add_argument("--fail-on", default="high")
+    ap.add_argument("--tables", metavar="NAME[,NAME...]", help="write only these tables (default: all)")
     args = ap.parse_args(argv)
     try:
         threshold = Severity.parse(args.fail_on)
+        tables = parse_tables(args.tables)
         snaps = resolve_snapshots(args.snapshots, args.manifest)
     except (InputError, ValueError) as e:
         ap.error(str(e))
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         summary = run(lambda: session(master=None), snaps, args.out, kafka_version=args.kafka_version,
-                      overwrite=args.overwrite, metadata=metadata, manifest=args.manifest)
+                      overwrite=args.overwrite, metadata=metadata, manifest=args.manifest, tables=tables)
     except MetadataInputError as e:
         print(f"kforensics: --metadata: {e}", file=sys.stderr)
         return 2

@@ -33,6 +33,7 @@ from kforensics.severity import Severity
 from kforensics.spark.inputs import Snapshot, parse_metadata, resolve_snapshots
 from kforensics.spark.job import TABLES, OutputExists, metadata_by_cluster, run
 from kforensics.spark.report import exit_code, render_text
+from kforensics.spark.tables import read, read_pandas
 from kforensics.tables.impact_tables import consumer_impact_table, reopened_rows, table as table_of
 from kforensics.tables.schemas import fit
 
@@ -270,7 +271,7 @@ def cli(job, jbod):
 
 
 def table(out: Path, name: str) -> pd.DataFrame:
-    return pd.read_parquet(out / name)
+    return read_pandas(str(out), name)
 
 
 def by_broker(report) -> dict:
@@ -523,14 +524,14 @@ def test_every_table_file_carries_the_schema_version(job):
     verdicts, divergence, summary, brokers, the replay's findings)."""
     _, out, *_ = job
     files = sorted(out.rglob("*.parquet"))
-    assert {p.parent.name for p in files} == set(TABLES)
+    assert {p.relative_to(out).parts[0] for p in files} == set(TABLES)
     missing = [str(p.relative_to(out)) for p in files
                if b"kforensics.schema_version" not in (pq.read_schema(p).metadata or {})]
     assert not missing, missing[:10]
 
 
 def _rows(path: Path, **where) -> list[dict]:
-    rows = pq.read_table(path).to_pylist()
+    rows = read(str(path.parent), path.name).to_pylist()
     return [r for r in rows if all(r.get(k) == v for k, v in where.items())]
 
 
@@ -670,51 +671,81 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _wait_for(port: int, seconds: float) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {seconds} s")
+
+
 @pytest.mark.slow
-def test_job_runs_on_a_standalone_cluster(tmp_path):
-    """A real master and worker from pyspark's own scripts, on loopback; the job runs through them."""
-    pytest.importorskip("pyspark")
+def test_spark_submit_on_a_standalone_cluster_as_the_readme_says(spark, tmp_path):
+    """A real master and two workers on loopback; kforensics built as a wheel and shipped with --py-files, the
+    driver run by spark-submit exactly as README.md's recipe says; its verdicts equal the local run's.  The
+    executors' Python has kforensics' dependencies but not kforensics itself (no site processing, so no
+    installed or editable kforensics): they can only use the wheel."""
     import pyspark
+    import sysconfig
 
     spark_home = os.path.dirname(pyspark.__file__)
     cls = os.path.join(spark_home, "bin", "spark-class")
-    port, ui = _free_port(), _free_port()
-    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(ROOT), "-w",
+                    str(dist)], check=True, capture_output=True, timeout=120)
+    wheel = next(dist.glob("kforensics-*.whl"))
+    bare = tmp_path / "python-without-kforensics"
+    bare.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    bare.chmod(0o755)
+    port = _free_port()
+    env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": str(bare),
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": sysconfig.get_paths()["purelib"],
+           "SPARK_NO_DAEMONIZE": "1"}
+    env.pop("KFORENSICS_DEBUG", None)
     logs = tmp_path / "logs"
     logs.mkdir()
-    master = subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
-                               str(port), "--webui-port", str(ui)], env=env, stdout=open(logs / "master", "w"),
-                              stderr=subprocess.STDOUT)
-    worker = None
+    procs = []
     try:
+        procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
+                                       str(port), "--webui-port", str(_free_port())], env=env,
+                                      stdout=open(logs / "master", "w"), stderr=subprocess.STDOUT))
         url = f"spark://127.0.0.1:{port}"
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.5)
-        worker = subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-                                   "--cores", "2", "--memory", "2g", "--webui-port", str(_free_port()),
-                                   "--work-dir", str(tmp_path / "work")], env=env,
-                                  stdout=open(logs / "worker", "w"), stderr=subprocess.STDOUT)
-        out = tmp_path / "out"
+        _wait_for(port, 60)
+        for i in (1, 2):
+            procs.append(subprocess.Popen([cls, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                                           "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()),
+                                           "--work-dir", str(tmp_path / f"work{i}")], env=env,
+                                          stdout=open(logs / f"worker{i}", "w"), stderr=subprocess.STDOUT))
         sdir = ROOT / "fixtures" / "scenarios" / "kip101-s2-two-hard-failures"
-        r = subprocess.run([sys.executable, "-m", "kforensics.cli", "spark", str(sdir / "broker-1"),
-                            str(sdir / "broker-2"), "--out", str(out), "--master", url,
-                            "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1"],
-                           env=env, capture_output=True, text=True, timeout=300)
-        assert r.returncode in (0, 1), r.stderr[-3000:]
-        assert r.stdout.splitlines()[-1].startswith("summary: ") and "0 failed task(s)" in r.stdout, r.stdout
-        v = pd.read_parquet(out / "verdicts")
-        assert set(v["broker_id"]) == {1, 2}
-        assert "app-" in "".join(os.listdir(tmp_path / "work"))  # executors really ran on the worker
+        brokers = [str(sdir / "broker-1"), str(sdir / "broker-2")]
+        out = tmp_path / "out"
+        # the README's recipe (### Many brokers on Spark)
+        driver = subprocess.run([sys.executable, "-c", "import kforensics.spark.submit as m; print(m.__file__)"],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        r = subprocess.run([os.path.join(spark_home, "bin", "spark-submit"), "--master", url, "--py-files",
+                            str(wheel), "--conf", "spark.ui.enabled=false", "--conf", "spark.driver.host=127.0.0.1",
+                            "--conf", "spark.executor.memory=512m", driver, *brokers, "--out", str(out)],
+                           env=env, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+        assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-4000:])
+        assert r.stdout.splitlines()[-1].startswith("summary: "), r.stdout
+        got = read_pandas(str(out), "verdicts")
+        local = tmp_path / "local"
+        run(spark, [Snapshot(b, Path(b).name) for b in brokers], str(local))
+        want = read_pandas(str(local), "verdicts")
+        key = ["topic", "partition", "broker_id", "verdict", "offsets", "records", "leader", "leader_epoch"]
+        assert sorted(map(tuple, got[key].astype(str).values)) == sorted(map(tuple, want[key].astype(str).values))
+        assert set(got["broker_id"]) == {1, 2}
+        apps = [p for i in (1, 2) for p in (tmp_path / f"work{i}").glob("app-*/*")]
+        assert apps, "executors ran on the workers"
+        assert any(p.glob("kforensics-*.whl") for p in apps), "the wheel was shipped to the executors"
     finally:
-        for p in (worker, master):
-            if p is not None:
-                p.terminate()
-                try:
-                    p.wait(20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        for p in reversed(procs):
+            p.terminate()
+        for p in reversed(procs):
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
 

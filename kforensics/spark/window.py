@@ -1,0 +1,177 @@
+"""Replicas for the Spark replay without shuffling their batches.
+
+While an executor scans a partition dir it computes the replica's summary
+(:class:`kforensics.replay.summary.SummaryBuilder`, fed the same replay columns
+``kforensics replay`` feeds it) and, for a small replica, keeps the replica
+itself.  The replay stage moves only these sketches: a group's replay starts
+from the window its summaries give (:func:`kforensics.replay.summary.window_floor`)
+and reads, from the replica's own ``batches`` Parquet file, the rows from the
+window's floor on (a predicate on ``last_offset``, pruned by row-group
+statistics) plus, for the rows below, only the columns the elided prefix keeps
+(epochs, offsets, format).  The windowed replica is then made by
+:func:`kforensics.replay.replica.elide`, the function the single-process replay
+windows with, so both front ends replay the same replicas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from ..replay.inputs import replay_columns
+from ..replay.replica import BatchLog, Replica, elide
+from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
+from ..tables.replay_tables import BATCH_COLUMNS, replicas_from_frames
+
+#: replicas of at most this many batches travel whole with their summary (no file is read back for them)
+INLINE_ROWS = 4096
+#: the columns read below a window (what the elided prefix keeps: epochs and formats, extents, log order)
+PREFIX_COLUMNS = ["base_offset", "last_offset", "partition_leader_epoch", "magic", "segment", "position"]
+
+
+class SketchSink:
+    """A scan batch sink in front of another (the ``batches`` writer): feeds the replica's summary as the batches
+    stream by, and keeps its last row (where its log ends)."""
+
+    def __init__(self, inner: Any = None, chunk_offsets: int = CHUNK_OFFSETS):
+        self.inner = inner
+        self.builder = SummaryBuilder(chunk_offsets)
+        self._segs: list[Any] = []
+        self.last: np.ndarray | None = None
+        self.rows = 0
+
+    def __call__(self, pd_, seg, t) -> None:
+        if self.inner is not None:
+            self.inner(pd_, seg, t)
+        if not len(t):
+            return
+        if not self._segs or self._segs[-1] is not seg.log:
+            self._segs.append(seg.log)
+        rows = replay_columns(t, len(self._segs) - 1)
+        self.builder.feed(rows)
+        self.last = rows[-1:].copy()
+        self.rows += len(rows)
+
+    def summary(self, scan: Any) -> ReplicaSummary:
+        """The replica's summary (``scan``: its ``PartitionScan``: checkpoints and recovery plan), equal to the one
+        ``kforensics replay`` computes for it."""
+        log = BatchLog(self.last) if self.last is not None else BatchLog.empty()
+        r = Replica(0, log, log_start=scan.log_start_offset or 0, high_watermark=scan.high_watermark,
+                    cleaner_offset=scan.cleaner_offset, recovery=scan.recovery)
+        return self.builder.finish(r)
+
+
+@dataclass
+class Sketch:
+    """What the replay stage moves for one replica: its partition row, its summary, and either the replica whole
+    (``replica``: small ones; its broker id set per group) or where its batch rows are (``batches``)."""
+
+    row: dict
+    summary: ReplicaSummary
+    replica: Replica | None = None
+    batches: str | None = None
+    rows: int = 0
+
+
+def whole_replica(batches: pd.DataFrame, row: dict) -> Replica:
+    """The replica of one partition row from all its batch rows (as :func:`replicas_from_frames` builds it)."""
+    return replicas_from_frames(batches, pd.DataFrame([row]))[0]
+
+
+def _empty_batches() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in BATCH_COLUMNS})
+
+
+def read_rows(path: str | None, filesystem: Any, floor: int | None = None, columns: list[str] | None = None,
+              below: bool = False) -> pa.Table | None:
+    """Rows of one replica's batches file: those with ``last_offset >= floor`` (``below``: ``< floor``); all
+    with ``floor`` None.  None when the replica has no file (no batches)."""
+    import pyarrow.parquet as pq
+
+    if path is None:
+        return None
+    filters = None if floor is None else [("last_offset", "<" if below else ">=", int(floor))]
+    return pq.read_table(path, columns=columns or BATCH_COLUMNS, filters=filters, filesystem=filesystem)
+
+
+def windowed_replica(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
+    """``elide(whole replica, floor)``, reading from the replica's batches file only the rows from ``floor`` on
+    (and the prefix columns of those below)."""
+    if s.replica is not None:
+        return elide(s.replica, floor)
+    if s.batches is None:
+        return elide(whole_replica(_empty_batches(), s.row), floor)
+    window = read_rows(s.batches, filesystem, floor if floor > 0 else None)
+    if floor > 0:
+        head = read_rows(s.batches, filesystem, floor, PREFIX_COLUMNS, below=True)
+        if head is not None and len(head):
+            n = len(head)
+            cols = {c: head.column(c) if c in PREFIX_COLUMNS else None for c in BATCH_COLUMNS}
+            for c in BATCH_COLUMNS:
+                if cols[c] is None:
+                    typ = window.schema.field(c).type
+                    cols[c] = pa.array([True] * n, typ) if c == "crc_valid" else (
+                        pa.nulls(n, typ) if not pa.types.is_integer(typ) else pa.array(np.zeros(n, np.int64)).cast(typ))
+            keys = {"cluster": s.row.get("cluster"), "topic": s.row.get("topic"), "partition": s.row.get("partition"),
+                    "broker_id": s.row.get("broker_id"), "snapshot_id": s.row.get("snapshot_id"),
+                    "dir_name": s.row.get("dir_name")}
+            for k, v in keys.items():
+                cols[k] = pa.array([v] * n, window.schema.field(k).type)
+            head = pa.table([cols[c] for c in BATCH_COLUMNS], schema=window.select(BATCH_COLUMNS).schema)
+            both = pa.concat_tables([head, window.select(BATCH_COLUMNS)])
+            r = elide(whole_replica(both.to_pandas(), s.row), floor)
+            if len(r.log) == len(window):
+                return r
+            # the rows below the floor did not all go into the prefix (a damaged log out of order): read it whole
+            window = read_rows(s.batches, filesystem, None)
+    return elide(whole_replica(window.to_pandas(), s.row), floor)
+
+
+def replica_order(rows: list[dict]) -> list[int]:
+    """Indices of the partition rows that become replicas, in replica order: as
+    :func:`kforensics.tables.replay_tables.replica_rows` picks them (live dirs, each broker's latest snapshot,
+    rows without a broker id each a replica of its own), without a pandas frame per group."""
+    live = [i for i, r in enumerate(rows) if r.get("suffix") is None]
+
+    def key(i: int) -> tuple:
+        r = rows[i]
+        return tuple((v is not None, v if v is not None else 0) for v in (r.get("broker_id"),)) + tuple(
+            (v is not None, v if v is not None else "") for v in (r.get("snapshot_time"), r.get("snapshot_id")))
+
+    ordered = sorted(live, key=key)
+    known, last = [], {}
+    for i in ordered:
+        b = rows[i].get("broker_id")
+        if b is not None:
+            last[b] = i
+    known = [i for i in ordered if rows[i].get("broker_id") is not None and last[rows[i]["broker_id"]] == i]
+    return known + [i for i in ordered if rows[i].get("broker_id") is None]
+
+
+def group_replicas(sketches: list[Sketch], filesystem: Any = None):
+    """(replica rows, summaries, ``load(floor)``) of one group: ``load`` gives the replicas windowed at ``floor``,
+    with the broker ids :func:`replicas_from_frames` gives them (rows without one: -1, -2, ... in order)."""
+    order = replica_order([s.row for s in sketches])
+    chosen = [sketches[i] for i in order]
+    ids, unknown = [], 0
+    for s in chosen:
+        b = s.row.get("broker_id")
+        if b is None:
+            unknown += 1
+            ids.append(-unknown)
+        else:
+            ids.append(int(b))
+
+    def load(floor: int) -> list[Replica]:
+        return [replace(windowed_replica(s, floor, filesystem), broker_id=b) for s, b in zip(chosen, ids)]
+
+    return [s.row for s in chosen], [s.summary for s in chosen], load
+
+
+def partition_row(t: pa.Table, columns: list[str]) -> dict:
+    """The one row of a ``partitions`` table as a dict of ``columns``."""
+    return t.select(columns).to_pylist()[0]
