@@ -100,6 +100,7 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
         for f in findings:
             out.write(dumps({"kind": "finding", **to_jsonable(f)}) + "\n")
     else:
+        out.flush()  # the dump before the findings, on a terminal and in a 2>&1 file alike
         echo_findings(findings)
     out.flush()
     sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
@@ -171,6 +172,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             out.write(dumps(obj) + "\n")
     if fmt == "text":
         if result.non_consecutive:
+            out.flush()  # the dump's lines reach a terminal or a 2>&1 file before what stderr says of them
             click.echo(f"Non-consecutive offsets in {printable(os.path.abspath(path))}", err=True)
             for a, b in result.non_consecutive[:1000]:
                 click.echo(f"  {a} is followed by {b}", err=True)
@@ -198,15 +200,6 @@ def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Fi
     from .dump_text import file_lines
 
     d = dump_file(path, verify_index=verify, sanity_check=sanity)
-    if fmt == "text" and verify:
-        # kafka-dump-log's own report of entries whose offset is not the batch's there
-        pairs = [p for f in d.findings if f.code in ("INDEX_POINTS_WRONG", "INDEX_OFFSET_MISMATCH")
-                 for p in f.facts.get("mismatches", [])]
-        if pairs:
-            click.echo(f"Mismatches in :{printable(os.path.abspath(path))}", err=True)
-            for index_offset, log_offset in sorted(pairs, key=lambda p: p[0]):
-                click.echo(f"  Index offset: {index_offset}, log offset: {'-' if log_offset is None else log_offset}",
-                           err=True)
     if fmt == "text":
         out.write(f"Dumping {printable(path)}\n")
         if d.kind.kind == "unknown":
@@ -214,6 +207,15 @@ def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Fi
         elif d.value is not None:
             for line in file_lines(d, verify, sanity):
                 out.write(line + "\n")
+        # kafka-dump-log's own report of entries whose offset is not the batch's there, on stderr after the file
+        pairs = [p for f in d.findings if f.code in ("INDEX_POINTS_WRONG", "INDEX_OFFSET_MISMATCH")
+                 for p in f.facts.get("mismatches", [])] if verify else []
+        if pairs:
+            out.flush()
+            click.echo(f"Mismatches in :{printable(os.path.abspath(path))}", err=True)
+            for index_offset, log_offset in sorted(pairs, key=lambda p: p[0]):
+                click.echo(f"  Index offset: {index_offset}, log offset: {'-' if log_offset is None else log_offset}",
+                           err=True)
     elif d.value is not None:
         from .dump_text import file_objects
 

@@ -31,7 +31,7 @@ def _compare(p: PartitionReplay) -> list[str]:
             what = f"identical up to their end ({ea})"
         else:
             longer, n = (a, ea - eb) if ea > eb else (b, eb - ea)
-            what = f"agree up to offset {min(ea, eb)}; broker {longer} holds {n} more offsets"
+            what = f"agree below offset {min(ea, eb)}; broker {longer} holds {n} more offset{'' if n == 1 else 's'}"
         out.append(f"  brokers {a} and {b} on disk: {what}")
     return out
 
@@ -57,7 +57,8 @@ def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) 
             if v.code != "OK" and v.offsets:
                 size = (f" ({v.records} record{'' if v.records == 1 else 's'}, {v.bytes} bytes)" if v.records else
                         " (no readable record)")
-                w(f"      {v.code}: offsets {_range(v.offsets)}{size}"
+                one = len(v.offsets) == 1 and v.offsets[0][0] == v.offsets[0][1]
+                w(f"      {v.code}: offset{'' if one else 's'} {_range(v.offsets)}{size}"
                   + (f", caused by {v.cause}" if v.cause else "") + f": {printable(v.detail)}\n")
                 if digests and v.digests:
                     for dg in v.digests[:20]:

@@ -55,10 +55,10 @@ def test_partitions_with_a_verdict_stay_in_detail_beside_the_collapsed_ones(tmp_
 def test_verdict_facts_read_as_sentences():
     text = run("replay", "--scenario", SCENARIOS / "clean-election-leader-lost-tail").stdout
     # LOST_TO_RECOVERY of a torn batch: its offsets and no record count of "0 records"
-    assert ("      LOST_TO_RECOVERY: offsets 3 (no readable record), caused by recovery: broker 1's log recovery at "
+    assert ("      LOST_TO_RECOVERY: offset 3 (no readable record), caused by recovery: broker 1's log recovery at "
             "restart cuts its log at offset 3") in text
     # one record is "1 record"
-    assert "LOSS_COMMITTED: offsets 3 (1 record, 128 bytes), caused by truncation" in text
+    assert "LOSS_COMMITTED: offset 3 (1 record, 128 bytes), caused by truncation" in text
     assert "(1 records" not in text
     # LEADER_LACKS_COMMITTED's lost_them_itself
     assert "its own checkpointed high watermark 6 is above its log end 3: it lost them itself" in text
@@ -68,3 +68,21 @@ def test_verdict_facts_read_as_sentences():
     text = run("replay", "--scenario", SCENARIOS / "not-converging-diverging-epoch-cycle").stdout
     assert "      rounds 1-2 repeat from here on: the follower never converges" in text
     assert "NOT_CONVERGING: 2 round(s) against broker 1 repeat forever" in text
+
+
+def test_one_offset_is_said_in_the_singular_and_the_comparison_is_exclusive():
+    # HEAD: "LOSS_COMMITTED: offsets 1 (1 record, ...)" and "agree up to offset 1; broker 1 holds 1 more offsets"
+    # for logs 0..1 and 0..0
+    text = run("replay", "--scenario", SCENARIOS / "kip101-s2-two-hard-failures").stdout
+    assert "  brokers 1 and 2 on disk: agree below offset 1; broker 1 holds 1 more offset\n" in text
+    assert "      LOSS_COMMITTED: offset 1 (1 record, 123 bytes)" in text
+    assert "offsets 1 " not in text and "1 more offsets" not in text
+
+
+def test_digests_change_the_text_too():
+    # HEAD (issue): --digests changed only the JSON
+    plain = run("replay", "--scenario", SCENARIOS / "kip101-s2-two-hard-failures").stdout
+    with_digests = run("replay", "--scenario", SCENARIOS / "kip101-s2-two-hard-failures", "--digests").stdout
+    added = [line for line in with_digests.splitlines() if line not in plain.splitlines()]
+    assert len(added) == 1 and added[0].startswith("        offset 1 key ") and " value " in added[0]
+    assert all(len(h) == 64 for h in added[0].split()[3::2])

@@ -152,3 +152,15 @@ def test_json_gives_key_and_value_one_representation_with_its_encoding(tmp_path)
     assert [o["key"]["encoding"] for o in recs[:4]] == ["utf-8", "utf-8", "utf-8", "base64"]
     assert [o["value"]["encoding"] for o in recs[:4]] == ["utf-8", "utf-8", "utf-8", "base64"]
     assert recs[4]["key"] is None and recs[4]["value"] is None
+
+
+def test_what_stderr_says_of_a_file_follows_its_dump():
+    # HEAD: kafka-dump-log's "Mismatches in :..." came before the index's "Dumping" line, and the findings before
+    # the whole dump whenever stdout was not a terminal (a 2>&1 file)
+    r = run("dump", "--verify-index-only", FIXTURES / "damaged" / "zeros-0" / "00000000000000000000.index")
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Dumping ") and lines[1].startswith("Mismatches in :/")
+    assert lines[2] == "  Index offset: 3, log offset: -" and lines[3].startswith("MEDIUM INDEX_POINTS_WRONG ")
+    r = run("dump", FIXTURES / "damaged" / "torn-0" / "00000000000000000000.log")
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Dumping ") and lines[-1].startswith("HIGH TRUNCATED_BATCH ")
