@@ -1,30 +1,152 @@
-"""Scan benchmark: a broker log dir of ~3 GiB across many partitions; batches/s, MB/s, peak RSS.
+"""Scan benchmark: ``kforensics scan`` of the 1 GiB anchor segment against hashing its bytes; peak RSS with --out.
 
-    python benchmarks/bench_scan.py [--partitions 24] [--mb-per-partition 128]
+    python benchmarks/bench_scan.py [--runs 5]              # the anchor figures (below)
+    python benchmarks/bench_scan.py --mixed [--partitions 24 --mb-per-partition 128]
 
-Generates the log dir once under --out-dir with the oracle's ``segment-gen bulk``
-(ORACLE_DIR, default ../shared/oracle, built with ``./build.sh --no-fixtures``):
-small one-record batches (the worst case for batches/s), a mix of uncompressed,
-idempotent and lz4 batches, 64 MiB segments.  Then runs ``scan_log_dirs`` in a
-fresh process and prints figures.  Asserts nothing.
+Anchor figures (the segment of bench_reader.py: 5.77 M one-record v2 batches,
+1 GiB, generated once with the oracle's ``segment-gen``; ORACLE_DIR, default
+../shared/oracle, or a writable copy on which ``./build.sh --no-fixtures`` ran):
+
+* log dirs: ``x1`` holds the anchor as one partition, ``x2`` holds it twice
+  (two partitions, hard links), each with a ``meta.properties``;
+* each run, in this order: SHA-256 of the segment's bytes with hashlib (in
+  this process: the hash alone, 8 MiB reads, page cache warm), then
+  ``kforensics scan x1`` (no --out), ``kforensics scan x1 --out DIR`` and
+  ``kforensics scan x2 --out DIR``, each a fresh process timed from spawn to
+  exit (start-up included), its peak RSS from ``wait4``;
+* printed: each figure's median over ``--runs`` runs, and the ratios
+  scan / SHA-256 (target <= 1.5) and 2x / 1x peak RSS (target: no growth;
+  <= 300 MB with --out).
+
+``--mixed`` measures the older figure: a ~3 GiB log dir of 24 partitions of
+small batches (uncompressed, idempotent, lz4), ``scan_log_dirs`` in a fresh
+process: batches/s, MB/s, peak RSS.  Asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_ORACLE = HERE.parent.parent / "shared" / "oracle"
+META = "#\nversion=1\nbroker.id=1\nnode.id=1\ncluster.id=kfbenchAnchorCluster0\n"
 
 
-def generate(oracle: Path, root: Path, partitions: int, mb: int) -> None:
+# ----------------------------------------------------------------------------- the anchor
+
+
+def anchor_dirs(segment: Path, root: Path) -> dict[str, Path]:
+    """Log dirs holding the anchor segment once (x1) and twice (x2), as partition dirs of their own."""
+    out = {}
+    for copies in (1, 2):
+        d = root / f"x{copies}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "meta.properties").write_text(META)
+        for p in range(copies):
+            part = d / f"anchor-{p}"
+            part.mkdir(exist_ok=True)
+            seg = part / segment.name
+            if not seg.exists():
+                try:
+                    os.link(segment, seg)
+                except OSError:
+                    shutil.copyfile(segment, seg)
+        out[f"x{copies}"] = d
+    return out
+
+
+def hash_seconds(path: Path) -> float:
+    t0 = time.perf_counter()
+    h = hashlib.sha256()
+    with open(path, "rb", buffering=0) as fh:
+        buf = bytearray(8 << 20)
+        mv = memoryview(buf)
+        while n := fh.readinto(buf):
+            h.update(mv[:n])
+    h.hexdigest()
+    return time.perf_counter() - t0
+
+
+def timed_process(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds from spawn to exit, peak RSS in MB (the child's own, from wait4), exit status."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if proc.returncode not in (0, 1):  # 1: findings at or above --fail-on
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-2000:]}")
+    return dt, usage.ru_maxrss / 1024, proc.returncode
+
+
+def warm(paths) -> None:
+    for p in paths:
+        with open(p, "rb") as fh:
+            while fh.read(8 << 20):
+                pass
+
+
+def run_anchor(args) -> None:
+    sys.path.insert(0, str(HERE))
+    from bench_reader import generate
+
+    oracle = Path(os.environ.get("ORACLE_DIR", DEFAULT_ORACLE))
+    segment = Path(args.segment or generate(oracle, Path(args.out_dir)))
+    dirs = anchor_dirs(segment, Path(args.out_dir) / "scanmem")
+    size = segment.stat().st_size
+    warm([segment])
+    kf = [sys.executable, "-m", "kforensics", "scan"]
+    cases = {
+        "scan x1": lambda out: kf + [str(dirs["x1"])],
+        "scan x1 --out": lambda out: kf + [str(dirs["x1"]), "--out", out],
+        "scan x2 --out": lambda out: kf + [str(dirs["x2"]), "--out", out],
+    }
+    print(f"anchor segment {segment}: {size:,} bytes; log dirs {dirs['x1']} (1 partition), {dirs['x2']} "
+          f"(2 partitions, the same segment hard-linked)")
+    timed_process(cases["scan x1"](""))  # warm-up: kernels compiled or loaded, modules in the page cache
+    figures: dict[str, list[tuple[float, float]]] = {}
+    for run in range(args.runs):
+        figures.setdefault("sha256", []).append((hash_seconds(segment), resource.getrusage(
+            resource.RUSAGE_SELF).ru_maxrss / 1024))
+        for name, cmd in cases.items():
+            with tempfile.TemporaryDirectory(prefix="kfbench-out-") as out:
+                dt, rss, _rc = timed_process(cmd(str(Path(out) / "tables")))
+            figures.setdefault(name, []).append((dt, rss))
+        print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1][0]:.2f}s" for k, v in figures.items()), flush=True)
+    med = {k: (statistics.median(t for t, _ in v), statistics.median(r for _, r in v)) for k, v in figures.items()}
+    sha = med["sha256"][0]
+    print(f"medians of {args.runs} runs:")
+    print(f"  SHA-256 of the segment (hashlib, in process): {sha:.2f}s ({size / sha / 1e6:.0f} MB/s)")
+    for name in cases:
+        t, rss = med[name]
+        batches = 5772805 * (2 if "x2" in name else 1) if size == 1073741730 else None
+        rate = f", {batches / t / 1e6:.2f} M batches/s" if batches else ""
+        print(f"  {name:14}: {t:.2f}s wall (process start to exit){rate}, {t / sha:.2f}x SHA-256 of the same "
+              f"bytes{' (x2: of twice the bytes)' if 'x2' in name else ''}, peak RSS {rss:.0f} MB")
+    one, two = med["scan x1 --out"][1], med["scan x2 --out"][1]
+    print(f"  peak RSS with --out: {one:.0f} MB for 1x, {two:.0f} MB for 2x the batches ({two / one:.2f}x)")
+    print(f"  scan x2 --out / scan x1 --out wall: {med['scan x2 --out'][0] / med['scan x1 --out'][0]:.2f}x")
+    print("targets: scan <= 1.5x SHA-256 of the same bytes, start-up included; peak RSS with --out <= 300 MB and "
+          "not growing with the number of batches")
+
+
+# ----------------------------------------------------------------------------- the mixed log dir
+
+
+def generate_mixed(oracle: Path, root: Path, partitions: int, mb: int) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for p in range(partitions):
         d = root / f"bench.topic-{p}"
@@ -54,34 +176,39 @@ def inner(path: str) -> None:
     }))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--partitions", type=int, default=24)
-    ap.add_argument("--mb-per-partition", type=int, default=128)
-    ap.add_argument("--out-dir", default="/tmp/kfbench/scan")
-    ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--inner", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.inner:
-        inner(args.inner)
-        return
+def run_mixed(args) -> None:
     oracle = Path(os.environ.get("ORACLE_DIR", DEFAULT_ORACLE))
-    root = Path(args.out_dir) / "logdir"
+    root = Path(args.out_dir) / "scan" / "logdir"
     t0 = time.perf_counter()
-    generate(oracle, root, args.partitions, args.mb_per_partition)
+    generate_mixed(oracle, root, args.partitions, args.mb_per_partition)
     print(f"log dir {root}: {args.partitions} partitions x {args.mb_per_partition} MiB "
           f"(generated/checked in {time.perf_counter() - t0:.0f}s)")
-    for f in root.rglob("*.log"):  # warm page cache
-        with open(f, "rb") as fh:
-            while fh.read(8 << 20):
-                pass
+    warm(root.rglob("*.log"))
     for run in range(args.runs):
-        out = subprocess.run([sys.executable, __file__, "--inner", str(root)], check=True, capture_output=True, text=True)
+        out = subprocess.run([sys.executable, __file__, "--inner", str(root)], check=True, capture_output=True,
+                             text=True)
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"run {run + 1}: {r['partitions']} partitions, {r['batches']:,} batches, {r['bytes'] / 2**30:.2f} GiB in "
               f"{r['seconds']:.2f}s: {r['batches'] / r['seconds'] / 1e6:.2f} M batches/s, "
               f"{r['bytes'] / r['seconds'] / 1e6:.0f} MB/s, peak RSS {r['peak_rss_mb']:.0f} MB, findings {r['findings']}")
-    print("target: >= 3 M small batches/s per process, bounded memory")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--segment", help="the anchor segment (default: generate it under --out-dir)")
+    ap.add_argument("--out-dir", default="/tmp/kfbench")
+    ap.add_argument("--mixed", action="store_true", help="the 24-partition log dir figure instead")
+    ap.add_argument("--partitions", type=int, default=24)
+    ap.add_argument("--mb-per-partition", type=int, default=128)
+    ap.add_argument("--inner", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.inner:
+        inner(args.inner)
+    elif args.mixed:
+        run_mixed(args)
+    else:
+        run_anchor(args)
 
 
 if __name__ == "__main__":

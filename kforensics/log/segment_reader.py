@@ -27,8 +27,8 @@ from . import kernels
 from .batch_table import COL, FLAG_HUGE, FLAG_RECOVERED, NCOLS, BatchTable, new_batch_rows
 from .sources import file_size, open_binary
 
-DEFAULT_WINDOW = 1 << 20
-DEFAULT_ROWS = 1 << 12
+DEFAULT_WINDOW = 4 << 20
+DEFAULT_ROWS = 1 << 14
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
 DEFAULT_MAX_ENTRY = 64 << 20
 HEADER_PREFIX = record_batch.ENTRY_PREFIX  # offset, size, epoch/crc, magic

@@ -1,0 +1,110 @@
+"""Scanning holds no batch rows beyond a bounded window: with or without ``--out``, memory does not grow with the
+number of batches (measured by what is held and traced, never by time)."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+import weakref
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from kforensics.formats import record_batch
+from kforensics.formats.record_batch import RecordData, build_batch
+from kforensics.scan.broker import scan_log_dirs
+from kforensics.scan.partition import SCAN_ROWS
+from kforensics.tables.scan_tables import BatchesWriter, ScanParquet
+
+META = "#\nversion=1\nbroker.id=1\nnode.id=1\ncluster.id=memoryTestCluster00000\n"
+
+
+def _log_dir(root: Path, batches: int, partitions: int = 1) -> Path:
+    """A log dir whose partitions each hold ``batches`` one-record v2 batches (offsets 0.., epochs rising)."""
+    template = np.frombuffer(build_batch([RecordData(0, 1_700_000_000_000, b"k", b"v" * 40)], base_offset=0,
+                                         partition_leader_epoch=0), dtype=np.uint8)
+    size = len(template)
+    rows = np.tile(template, (batches, 1))
+    # the base offset and the leader epoch lie before the CRC'd bytes: patching them keeps every CRC valid
+    rows[:, 0:8] = np.arange(batches, dtype=">i8").view(np.uint8).reshape(batches, 8)
+    epoch = record_batch.HEADER["partition_leader_epoch"]
+    rows[:, epoch.offset : epoch.offset + 4] = (np.arange(batches, dtype=">i4") // 50_000).view(np.uint8).reshape(
+        batches, 4)
+    d = root / "logs"
+    d.mkdir(parents=True)
+    (d / "meta.properties").write_text(META)
+    for p in range(partitions):
+        (d / f"bulk-{p}").mkdir()
+        (d / f"bulk-{p}" / "00000000000000000000.log").write_bytes(rows.tobytes())
+    assert size * batches == (d / "bulk-0" / "00000000000000000000.log").stat().st_size
+    return d
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> Path:
+    return _log_dir(tmp_path_factory.mktemp("big"), 200_000)
+
+
+def test_batches_writer_holds_at_most_two_row_groups_during_a_scan(big, tmp_path):
+    w = BatchesWriter(str(tmp_path / "batches.parquet"), {"cluster": "c"}, row_group=4096)
+    report = scan_log_dirs([big], batch_sink=w)
+    w.close()
+    [p] = report.partitions
+    assert p.batch_count == w.rows == 200_000
+    # a row group is gathered while the previous one is written; each may overshoot by one chunk of the reader
+    assert w.peak_held_rows <= 2 * (4096 + SCAN_ROWS) < 200_000
+    f = pq.ParquetFile(tmp_path / "batches.parquet")
+    assert f.metadata.num_rows == 200_000 and f.metadata.num_row_groups == w.row_groups >= 200_000 // (4096 + SCAN_ROWS)
+    assert f.read(columns=["base_offset"]).column(0).to_numpy().tolist() == list(range(200_000))
+
+
+@pytest.mark.parametrize("out", [False, True], ids=["scan", "scan --out"])
+def test_no_batch_table_outlives_its_chunk(big, tmp_path, out):
+    """Nothing the scan keeps (epochs, transactions, index checks, the report, the Parquet writer once closed)
+    holds a batch table: every chunk handed to the sink is freed by the end."""
+    alive = []
+    parquet = ScanParquet(tmp_path / "out", {"cluster": "c"}) if out else None
+
+    def sink(pd, seg, t):
+        alive.append(weakref.ref(t.data))
+        if parquet is not None:
+            parquet.batches(pd, seg, t)
+
+    report = scan_log_dirs([big], batch_sink=sink)
+    if parquet is not None:
+        parquet.finish(report)
+    gc.collect()
+    assert len(alive) >= 200_000 // SCAN_ROWS
+    assert sum(r() is not None for r in alive) == 0
+    assert report.partitions[0].batch_count == 200_000
+
+
+def _peak_traced(log_dir: Path, out: Path | None) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        if out is None:
+            scan_log_dirs([log_dir])
+        else:
+            parquet = ScanParquet(out, {"cluster": "c"})
+            parquet.finish(scan_log_dirs([log_dir], batch_sink=parquet.batches))
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("out", [False, True], ids=["scan", "scan --out"])
+def test_peak_memory_does_not_grow_with_the_number_of_batches(tmp_path, monkeypatch, out):
+    """Python and numpy allocations at their peak for 1x and 3x the batches (three partitions of the same size):
+    the same, give or take a chunk; holding every row would take 3x.  Row groups smaller than the default, so
+    that the writer reaches its steady state (a group written while the next is gathered) on both."""
+    monkeypatch.setattr("kforensics.tables.scan_tables.ROW_GROUP", 8192)
+    one = _log_dir(tmp_path / "one", 120_000)
+    three = _log_dir(tmp_path / "three", 120_000, partitions=3)
+    _peak_traced(one, tmp_path / "warm" if out else None)  # first use: kernels, imports
+    p1 = _peak_traced(one, tmp_path / "o1" if out else None)
+    p3 = _peak_traced(three, tmp_path / "o3" if out else None)
+    rows_bytes = 120_000 * 19 * 8  # one partition's rows as a batch table
+    assert p3 < p1 + rows_bytes // 4, (p1, p3)
