@@ -124,6 +124,9 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
     # the header fields every entry is checked for as it is read (the same rules as scan's): offsets out of range,
     # codecs that do not exist; the order of batches is kafka-dump-log's non-consecutive report below
     ranges = OffsetCheck(lambda f: log.add(f) if f.code == "OFFSET_OUT_OF_RANGE" else None, None)
+    cut = False  # --max-bytes stopped the reading before the reader's end: its summary covers only part
+    read_end = 0  # where the entries read from the start, one after another, end
+    recovered = 0  # entries read that Kafka's reader never reaches
     try:
         for table in reader.tables():
             stop = False
@@ -135,17 +138,29 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
             check_attributes(table, label, log.add)
             for row in table.data.tolist():
                 b = Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
+                if row[COL["position"]] == read_end:
+                    read_end += row[COL["size_in_bytes"]]
+                recovered += bool(b.recovered)
                 yield from _entry_events(b, opts, deep, meta, internal, label, log, result, prev_last)
                 prev_last = b.last_offset
             if stop:
+                cut = True
                 break
     finally:
         s = reader.summary
         result.size = s.size
-        result.kafka_valid_bytes = s.kafka_valid_bytes
-        result.trailing_invalid_bytes = s.size - s.kafka_valid_bytes
-        result.kafka_stop, result.kafka_stop_kind = s.kafka_stop, s.kafka_stop_kind
-        result.recovered_batches = s.recovered_batches
+        if cut:
+            # as kafka-dump-log, within the first max_bytes only: where Kafka's reader stops there (if it does), and
+            # the bytes within the limit after that point; nothing is said of the bytes past the limit
+            inside = s.kafka_stop is not None and s.kafka_valid_bytes < opts.max_bytes
+            result.kafka_valid_bytes = s.kafka_valid_bytes if inside else read_end
+            result.trailing_invalid_bytes = min(s.size, opts.max_bytes) - s.kafka_valid_bytes if inside else 0
+            result.kafka_stop, result.kafka_stop_kind = (s.kafka_stop, s.kafka_stop_kind) if inside else (None, None)
+        else:
+            result.kafka_valid_bytes = s.kafka_valid_bytes
+            result.trailing_invalid_bytes = s.size - s.kafka_valid_bytes
+            result.kafka_stop, result.kafka_stop_kind = s.kafka_stop, s.kafka_stop_kind
+        result.recovered_batches = recovered if cut else s.recovered_batches
         log.extend(s.findings)
         result.findings = log.findings()
 

@@ -164,3 +164,34 @@ def test_what_stderr_says_of_a_file_follows_its_dump():
     r = run("dump", FIXTURES / "damaged" / "torn-0" / "00000000000000000000.log")
     lines = r.output.splitlines()
     assert lines[0].startswith("Dumping ") and lines[-1].startswith("HIGH TRUNCATED_BATCH ")
+
+
+def test_max_bytes_reads_the_batches_within_the_limit_and_says_nothing_past_it():
+    # kafka-dump-log --max-bytes: the batches that end within the first N bytes; "Found N invalid bytes at the end"
+    # only when the limit is left at its default.  HEAD: the JSON summary said 0 valid bytes and 537 invalid ones
+    seg = FIXTURES / "damaged" / "torn-0" / "00000000000000000000.log"
+    for limit, batches in ((168, 0), (169, 1), (338, 2), (506, 2), (100000, 3)):
+        r = run("dump", "--max-bytes", limit, seg)
+        assert sum(line.startswith("baseOffset") for line in r.stdout.splitlines()) == batches, limit
+        assert "invalid bytes" not in r.stdout
+    assert "Found 30 invalid bytes at the end of" in run("dump", seg).stdout
+    objs = [json.loads(x) for x in run("dump", "--format", "json", "--max-bytes", 200, seg).stdout.splitlines()]
+    (summary,) = [o for o in objs if o["kind"] == "summary"]
+    assert (summary["batches"], summary["kafka_valid_bytes"], summary["trailing_invalid_bytes"],
+            summary["kafka_stop"], summary["max_bytes"]) == (1, 169, 0, None, 200)
+    # a limit past the point Kafka's reader stops: that point, and the bytes within the limit after it
+    zeros = FIXTURES / "damaged" / "zeros-0" / "00000000000000000000.log"
+    objs = [json.loads(x) for x in run("dump", "--format", "json", "--max-bytes", 4400, zeros).stdout.splitlines()]
+    (summary,) = [o for o in objs if o["kind"] == "summary"]
+    assert (summary["batches"], summary["kafka_valid_bytes"], summary["trailing_invalid_bytes"],
+            summary["recovered_batches"]) == (2, 214, 4186, 0)
+    assert summary["kafka_stop_kind"] == "corrupt"
+
+
+def test_skip_record_metadata_leaves_key_and_payload():
+    seg = FIXTURES / "healthy" / "payments.v1-events-2" / "00000000000000000000.log"
+    lines = run("dump", "--print-data", "--skip-record-metadata", seg).stdout.splitlines()
+    records = [line for line in lines if line.startswith("|")]
+    assert records[:2] == ["| key: pay-k0 payload: pay value 0pay value 0pay value 0",
+                           "| key: pay-k1 payload: pay value 1pay value 1pay value 1"]
+    assert not [line for line in records if "offset:" in line or "keySize" in line or "CreateTime" in line]
