@@ -25,7 +25,7 @@ from ..serialize import dumps, to_jsonable
 from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
 
 #: rows gathered before a Parquet row group is written (the writer holds at most about two row groups)
-ROW_GROUP = 1 << 16
+ROW_GROUP = 1 << 15
 
 
 def context_of(report: ScanReport, context: dict | None) -> dict:
@@ -301,6 +301,7 @@ class BatchesWriter:
         for data, _ in pending:
             cols[:, at : at + len(data)] = data.T
             at += len(data)
+        pending.clear()  # the chunks are copied: let them go before the row group is encoded
         columns = {name: cols[COL[name]] for name in BATCH_COLUMNS}
         arrays = []
         for f in schema:
