@@ -39,7 +39,7 @@ def segment(path: Path, batches: int, value_size: int = 100) -> None:
 
     from kforensics.formats.record_batch import RecordData, build_batch
 
-    t = build_batch([RecordData(key=b"k" * 16, value=b"v" * value_size, timestamp=1_700_000_000_000)],
+    t = build_batch([RecordData(0, 1_700_000_000_000, key=b"k" * 16, value=b"v" * value_size)],
                     partition_leader_epoch=0, base_offset=0)
     arr = np.frombuffer(t, np.uint8)
     out = np.tile(arr, batches).reshape(batches, len(t))

@@ -1236,7 +1236,8 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
                    staging_path, "summary", staging_fs)
         for name, schema in TABLE_SCHEMAS.items():
             # every table is there, if empty, so that any reader finds its schema
-            if not [p for p in _listdir(staging_fs, f"{staging_path}/{name}") if p.endswith(".parquet")]:
+            if not [p for p in _listdir(staging_fs, f"{staging_path}/{name}") if p.endswith(".parquet")
+                    or p.startswith("cluster=")]:
                 _mkdirs(staging_fs, f"{staging_path}/{name}")
                 write_table(schema.empty_table(), f"{staging_path}/{name}/empty.parquet", staging_fs)
         findings = _counts(spark, f"{staging}/findings", "severity")

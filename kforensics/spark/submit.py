@@ -1,8 +1,13 @@
 """Entry point for ``spark-submit`` (the master and resources come from spark-submit).
 
-    spark-submit --master spark://host:7077 "$(python -c 'import kforensics.spark.submit as m; print(m.__file__)')" \\
+    pip wheel --no-deps /path/to/kforensics -w dist && cp dist/kforensics-*.whl kforensics.zip
+    spark-submit --master spark://host:7077 --py-files kforensics.zip \\
+        "$(python -c 'import kforensics.spark.submit as m; print(m.__file__)')" \\
         SNAPSHOT... --out DIR [--manifest FILE] [--metadata [CLUSTER=]PATH]... [--kafka-version V] [--overwrite] \\
-        [--format text|json] [--fail-on SEVERITY]
+        [--tables NAME,...] [--format text|json] [--fail-on SEVERITY]
+
+This file runs as a script (absolute imports only); the executors import kforensics from the shipped wheel
+(Spark puts only ``.zip``/``.egg``/``.jar`` py-files on their path, hence the copy).
 
 Exit codes as ``kforensics spark``: 0 clean, 1 findings at or above ``--fail-on`` or a failed task, replay or
 unreadable snapshot, 2 usage or refusal, 3 the job itself failed.
