@@ -3,7 +3,9 @@
 ``Integer.parseInt`` and ``Long.parseLong`` accept an optional sign and
 decimal digits, nothing else (no blanks, no ``_``, no exponent), and only
 values in the type's range.  Their digits are ``Character.digit``'s: any
-Unicode decimal digit (``٣``, ``４``), and any number of leading zeros.
+Unicode decimal digit of the Basic Multilingual Plane (``٣``, ``４``; one
+beyond it, such as ``𝟏``, is two UTF-16 surrogates to Java, no digit), and
+any number of leading zeros.
 Python's ``int()`` accepts far more (blanks, ``_``), and a few thousand
 digits make it raise, so a checkpoint or meta.properties that Kafka refuses
 would read as valid, and one Kafka reads could look refused.
@@ -28,6 +30,8 @@ def parse_int(token: str, bounds: tuple[int, int] = INT32) -> int | None:
     if not body or not body.isdecimal():
         return None
     if not body.isascii():
+        if any(c > "\uffff" for c in body):
+            return None  # Java reads a string as UTF-16 chars: a digit beyond the BMP is two surrogates, no digit
         body = "".join(str(unicodedata.decimal(c)) for c in body)
     body = body.lstrip("0") or "0"
     if len(body) > 20:  # past any long: never converted, whatever its length

@@ -481,7 +481,7 @@ def build_timeline(inputs: Any) -> Timeline:
         log = itertools.chain([first], merged) if first is not None else ()
     state = _State(tl, emit=True)
     pos: int | None = None  # next offset the replay expects
-    skipped: list[int] = []
+    skipped: list[int] = []  # the first and the last offset skipped since the last flush (not every one)
 
     def snapshot(path: Any) -> None:
         nonlocal state, pos
@@ -503,6 +503,12 @@ def build_timeline(inputs: Any) -> Timeline:
                                        "state covers them", **{"first": skipped[0], "last": skipped[-1]}))
             skipped.clear()
 
+    def skip(offset: int) -> None:
+        if skipped:
+            skipped[1:] = [offset]
+        else:
+            skipped.append(offset)
+
     si = 0
     for rec in log:
         while si < len(snapshots) and _end_offset(snapshots[si]) <= rec.offset:
@@ -510,7 +516,7 @@ def build_timeline(inputs: Any) -> Timeline:
             snapshot(snapshots[si])
             si += 1
         if pos is None and rec.offset > 0 and any(_end_offset(s) > rec.offset for s in snapshots[si:]):
-            skipped.append(rec.offset)  # snapshot first: the log before it cannot be placed on any state
+            skip(rec.offset)  # snapshot first: the log before it cannot be placed on any state
             continue
         if pos is None:
             tl.complete = rec.offset == 0
@@ -524,7 +530,7 @@ def build_timeline(inputs: Any) -> Timeline:
         if rec.offset > pos:
             later = [s for s in snapshots[si:] if _end_offset(s) > rec.offset]
             if later:
-                skipped.append(rec.offset)
+                skip(rec.offset)
                 continue
             tl.log.add(finding("METADATA_LOG_GAP", f"metadata offsets {pos}-{rec.offset - 1} are missing and no snapshot covers "
                                        "them: epochs after the gap may be lower than the controller's",

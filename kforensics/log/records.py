@@ -33,6 +33,8 @@ from .batch_table import COL, new_batch_rows
 DEFAULT_MAX_DECOMPRESSED = 256 << 20
 #: Records (or inner legacy messages) decoded per kernel call.
 RECORD_CHUNK = 1 << 16
+#: Rows turned into Python values at a time.
+_PY_ROWS = 1 << 12
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -279,7 +281,7 @@ class EntryRecords:
                 at = int(table[i - done, c["position"]]) + in_file if in_file is not None else None
                 self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
                            offset_delta=delta, last_offset_delta=offsets.last)
-            for row in table[:n].tolist():
+            for row in _py_rows(table[:n]):
                 yield self._v2_record(payload, row, c, log_append, control)
             done += n
             if status == kernels.RS_FULL:
@@ -333,8 +335,8 @@ class EntryRecords:
             return
         log_append = b.magic == 1 and bool(b.attributes & record_batch.TIMESTAMP_TYPE_BIT)
         prev: int | None = None
-        for inner, rows, shift in self._inner_chunks():
-            for r in rows.tolist():
+        for inner, chunk, shift in self._inner_chunks():
+            for r in _py_rows(chunk):
                 pos, size = r[COL["position"]], r[COL["size_in_bytes"]]
                 crc, computed = r[COL["crc"]], r[COL["crc_computed"]]
                 valid = crc == (computed if computed >= 0 else legacy.compute_crc(inner[pos : pos + size]))
@@ -442,6 +444,12 @@ class EntryRecords:
                 break
         if not seen:
             self._fail("BAD_INNER_MESSAGE_SET", "wrapper holds no inner messages")
+
+
+def _py_rows(table: np.ndarray) -> Iterator[list[int]]:
+    """A table's rows as Python lists, a slice at a time (a whole chunk of rows as lists is tens of MB)."""
+    for a in range(0, len(table), _PY_ROWS):
+        yield from table[a : a + _PY_ROWS].tolist()
 
 
 def _walk_inner(K, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool, int]]:
