@@ -87,14 +87,14 @@ def in_subprocess(mode: str, path: str, runs: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def kafka_anchor(oracle: Path, path: str, runs: int) -> dict[tuple[str, str], dict[str, str]]:
+def kafka_anchor(oracle: Path, path: str, runs: int, via: str = "both") -> dict[tuple[str, str], dict[str, str]]:
     """Kafka's own reader from ``segment-read``, shallow and deep, through FileRecords (the broker's path) and
     through a read-only mmap (MemoryRecords): the fields of its SUMMARY lines, by (via, mode)."""
     tool = oracle / "bin" / "segment-read"
     if not (oracle / "build" / "classes").exists():
         return {}
     out = subprocess.run(
-        [str(tool), "--mode", "both", "--via", "both", "--runs", str(runs), "--warmup", "1", path],
+        [str(tool), "--mode", "both", "--via", via, "--runs", str(runs), "--warmup", "1", path],
         capture_output=True,
         text=True,
     )
@@ -126,6 +126,8 @@ def main() -> None:
                     help="rounds of (kforensics shallow and deep, then Kafka's four readers), interleaved so that "
                          "both meet the same machine load; figures are medians over the rounds")
     ap.add_argument("--runs", type=int, default=1, help="timed passes per reader and round, after a warm-up")
+    ap.add_argument("--via", choices=["both", "mmap", "filerecords"], default="both",
+                    help="Kafka's readers to run (FileRecords takes about ten times as long as mmap)")
     ap.add_argument("--out-dir", default="/tmp/kfbench")
     ap.add_argument("--inner", choices=["shallow", "deep"], help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -144,7 +146,7 @@ def main() -> None:
     for rnd in range(args.rounds):
         for mode in ("shallow", "deep"):
             ours.setdefault(mode, []).append(in_subprocess(mode, path, args.runs))
-        for key, fields in kafka_anchor(oracle, path, args.runs).items():
+        for key, fields in kafka_anchor(oracle, path, args.runs, args.via).items():
             kafka.setdefault(key, []).append(fields)
         line = ", ".join(f"kforensics {m} {v[-1]['median_s']:.3f}s" for m, v in ours.items())
         line += "".join(f", Kafka {via} {mode} {float(v[-1]['median_s']):.3f}s" for (via, mode), v in sorted(kafka.items()))

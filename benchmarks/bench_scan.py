@@ -66,8 +66,9 @@ def anchor_dirs(segment: Path, root: Path) -> dict[str, Path]:
     return out
 
 
-def hash_seconds(path: Path) -> float:
-    t0 = time.perf_counter()
+def hash_seconds(path: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of SHA-256 over the file's bytes (hashlib: OpenSSL, as the scan hashes them)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     h = hashlib.sha256()
     with open(path, "rb", buffering=0) as fh:
         buf = bytearray(8 << 20)
@@ -75,11 +76,11 @@ def hash_seconds(path: Path) -> float:
         while n := fh.readinto(buf):
             h.update(mv[:n])
     h.hexdigest()
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
-def timed_process(cmd: list[str]) -> tuple[float, float, int]:
-    """Wall seconds from spawn to exit, peak RSS in MB (the child's own, from wait4), exit status."""
+def timed_process(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall seconds from spawn to exit, peak RSS in MB and CPU seconds (the child's own, from wait4)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -89,7 +90,7 @@ def timed_process(cmd: list[str]) -> tuple[float, float, int]:
     proc.stderr.close()
     if proc.returncode not in (0, 1):  # 1: findings at or above --fail-on
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}: {err[-2000:]}")
-    return dt, usage.ru_maxrss / 1024, proc.returncode
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def warm(paths) -> None:
@@ -117,25 +118,26 @@ def run_anchor(args) -> None:
     print(f"anchor segment {segment}: {size:,} bytes; log dirs {dirs['x1']} (1 partition), {dirs['x2']} "
           f"(2 partitions, the same segment hard-linked)")
     timed_process(cases["scan x1"](""))  # warm-up: kernels compiled or loaded, modules in the page cache
-    figures: dict[str, list[tuple[float, float]]] = {}
+    figures: dict[str, list[tuple[float, float, float]]] = {}
     for run in range(args.runs):
-        figures.setdefault("sha256", []).append((hash_seconds(segment), resource.getrusage(
-            resource.RUSAGE_SELF).ru_maxrss / 1024))
+        wall, cpu = hash_seconds(segment)
+        figures.setdefault("sha256", []).append((wall, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, cpu))
         for name, cmd in cases.items():
             with tempfile.TemporaryDirectory(prefix="kfbench-out-") as out:
-                dt, rss, _rc = timed_process(cmd(str(Path(out) / "tables")))
-            figures.setdefault(name, []).append((dt, rss))
+                figures.setdefault(name, []).append(timed_process(cmd(str(Path(out) / "tables"))))
         print(f"run {run + 1}: " + ", ".join(f"{k} {v[-1][0]:.2f}s" for k, v in figures.items()), flush=True)
-    med = {k: (statistics.median(t for t, _ in v), statistics.median(r for _, r in v)) for k, v in figures.items()}
-    sha = med["sha256"][0]
+    med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in figures.items()}
+    sha, _, sha_cpu = med["sha256"]
     print(f"medians of {args.runs} runs:")
-    print(f"  SHA-256 of the segment (hashlib, in process): {sha:.2f}s ({size / sha / 1e6:.0f} MB/s)")
+    print(f"  SHA-256 of the segment (hashlib, in process): {sha:.2f}s wall, {sha_cpu:.2f}s CPU "
+          f"({size / sha / 1e6:.0f} MB/s)")
     for name in cases:
-        t, rss = med[name]
-        batches = 5772805 * (2 if "x2" in name else 1) if size == 1073741730 else None
+        t, rss, cpu = med[name]
+        copies = 2 if "x2" in name else 1
+        batches = 5772805 * copies if size == 1073741730 else None
         rate = f", {batches / t / 1e6:.2f} M batches/s" if batches else ""
-        print(f"  {name:14}: {t:.2f}s wall (process start to exit){rate}, {t / sha:.2f}x SHA-256 of the same "
-              f"bytes{' (x2: of twice the bytes)' if 'x2' in name else ''}, peak RSS {rss:.0f} MB")
+        print(f"  {name:14}: {t:.2f}s wall (process start to exit){rate}, {t / (sha * copies):.2f}x SHA-256 of the "
+              f"same bytes; {cpu:.2f}s CPU ({cpu / (sha_cpu * copies):.2f}x the hash's); peak RSS {rss:.0f} MB")
     one, two = med["scan x1 --out"][1], med["scan x2 --out"][1]
     print(f"  peak RSS with --out: {one:.0f} MB for 1x, {two:.0f} MB for 2x the batches ({two / one:.2f}x)")
     print(f"  scan x2 --out / scan x1 --out wall: {med['scan x2 --out'][0] / med['scan x1 --out'][0]:.2f}x")
