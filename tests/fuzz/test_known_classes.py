@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import struct
-import time
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -45,15 +44,6 @@ def dump_findings(path: Path, deep: bool = True) -> list[tuple[str, int | None]]
     return [(f.code, f.position) for f in result.findings]
 
 
-def best_of(fn, runs: int = 3) -> float:
-    out = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
-
-
 # ----------------------------------------------------------------------------- codecs
 def test_lz4_decompression_is_linear_in_the_batch_size(monkeypatch):
     """A 44 MB lz4 batch took 89 s: the frame decompressor was handed the whole frame and drained 64 KiB at a time,
@@ -77,9 +67,8 @@ def test_lz4_decompression_is_linear_in_the_batch_size(monkeypatch):
     monkeypatch.setattr(lz4.frame, "LZ4FrameDecompressor", Spy)
     data = os.urandom(8 << 20)
     frame = compression.compress(3, data, magic=2)
-    t = time.perf_counter()
     assert compression.decompress(3, frame, magic=2, max_output=64 << 20) == data
-    assert time.perf_counter() - t < 10
+    # fed in pieces, each byte once: no call is handed more than a piece (the quadratic copy was of what is left)
     assert sum(handed) == len(frame) and max(handed) <= 1 << 16
 
 
@@ -199,9 +188,8 @@ def side(tmp_path: Path, name: str, data: bytes):
     from kforensics.log.side_files import read_side_file
 
     p = write(tmp_path, data, name)
-    t = time.perf_counter()
     sf = read_side_file(p)
-    return sf, [(f.code, f.file == str(p)) for f in sf.findings], time.perf_counter() - t
+    return sf, [(f.code, f.file == str(p)) for f in sf.findings], p
 
 
 @pytest.mark.parametrize("name,code", [("quorum-state", "QUORUM_STATE_MALFORMED"),
@@ -217,8 +205,8 @@ def test_hostile_json_in_the_marker_and_quorum_state_is_a_finding(tmp_path, name
 
     from kforensics.serialize import to_jsonable
 
-    sf, codes, took = side(tmp_path, name, data)
-    assert (code, True) in codes and took < 5
+    sf, codes, _ = side(tmp_path, name, data)
+    assert (code, True) in codes
     json.dumps(to_jsonable(sf.value), allow_nan=False)  # nothing unrepresentable reaches the output
 
 
@@ -289,7 +277,7 @@ def test_megabytes_of_junk_in_a_leader_epoch_checkpoint_are_bounded(tmp_path):
     sf, codes, _ = side(tmp_path, "leader-epoch-checkpoint", b"0\n1\n" + b"junk line\n" * (800 << 10))
     assert codes == [("FILE_TOO_LARGE", True)] and sf.value is None
     # under the cap: a hundred findings per code and a count, whatever the number of bad lines
-    sf, codes, took = side(tmp_path, "leader-epoch-checkpoint", b"0\n1\n" + b"junk line\n" * (400 << 10))
+    sf, codes, _ = side(tmp_path, "leader-epoch-checkpoint", b"0\n1\n" + b"junk line\n" * (40 << 10))
     assert len(codes) <= 103 and ("MORE_FINDINGS", True) in codes and sf.value.kafka_refuses
     # one enormous line: its text is not copied into the finding (nor the output)
     sf, codes, _ = side(tmp_path, "leader-epoch-checkpoint", b"0\n1\n" + b"x" * (3 << 20) + b"\n")
@@ -359,3 +347,108 @@ def test_a_dump_of_a_million_out_of_order_batches_keeps_a_bounded_report(tmp_pat
         pass
     assert result.batches == 5_000 and result.non_consecutive_count == 4_999
     assert len(result.non_consecutive) == MAX_NON_CONSECUTIVE
+
+
+# ----------------------------------------------------------------------------- silent acceptance (issue #12, class 5)
+def control_batch(key: bytes | None, value: bytes | None) -> bytes:
+    return encode_batch(encode_record(RecordData(0, 0, key, value), 0, 0), base_offset=0, last_offset_delta=0,
+                        records_count=1, base_timestamp=0, max_timestamp=0,
+                        attributes=attributes_of(control=True, transactional=True), producer_id=1, producer_epoch=0)
+
+
+@pytest.mark.parametrize("key,value,code", [
+    # ControlRecordType.parse: "Invalid version found for control record" / fewer than 4 bytes
+    (struct.pack(">hh", -1, 1), control.encode_end_txn_marker(3), "BAD_CONTROL_KEY"),
+    (struct.pack(">hh", 0, 1)[:3], control.encode_end_txn_marker(3), "BAD_CONTROL_KEY"),
+    # EndTransactionMarker.deserializeValue: a COMMIT/ABORT value of fewer than 6 bytes, or a negative version
+    (control.encode_control_key("COMMIT"), b"\x00\x00", "BAD_CONTROL_VALUE"),
+    (control.encode_control_key("ABORT"), struct.pack(">hi", -1, 3), "BAD_CONTROL_VALUE"),
+])
+def test_a_control_record_kafka_cannot_parse_is_a_finding_in_its_batch(tmp_path, key, value, code):
+    good = build_batch([RecordData(0, 0, b"k", b"v")], producer_id=1, producer_epoch=0, transactional=True)
+    bad = control_batch(key, value)
+    p = write(tmp_path, good + bad)
+    assert [c for c, at in dump_findings(p) if at is not None and len(good) <= at < len(good) + len(bad)] == [code]
+    # the same record with a well-formed key and value is no finding
+    ok = control_batch(control.encode_control_key("COMMIT"), control.encode_end_txn_marker(3))
+    assert dump_findings(write(tmp_path, good + ok, "00000000000000000001.log")) == []
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_an_inner_message_with_a_bad_crc_is_a_finding_not_only_is_valid_false(tmp_path, magic):
+    """A consumer checks each inner message's CRC (``ensureValid``): it was only ``is_valid: false`` in dump."""
+    ts = 5 if magic else -1
+    inner = [bytearray(legacy.encode_message(offset=o, magic=magic, key=b"k", value=b"v%d" % o, timestamp=ts))
+             for o in (0, 1)]
+    inner[1][-1] ^= 1  # the value's last byte, under the inner CRC
+    p = write(tmp_path, legacy.encode_message(offset=1, magic=magic, key=None, timestamp=ts, attributes=1,
+                                              value=compression.compress(1, b"".join(inner), magic=magic)))
+    assert dump_findings(p) == [("INNER_MESSAGE_CRC_MISMATCH", 0)]
+
+
+def test_a_legacy_message_whose_value_length_overruns_it_is_a_finding(tmp_path):
+    """``LegacyRecord.value()`` fails on a value length past the message; the CRC was made to match."""
+    raw = bytearray(legacy.encode_message(offset=0, magic=1, key=None, value=b"value", timestamp=5))
+    raw[30:34] = (1000).to_bytes(4, "big")  # value length (v1: key length at 26, null key, value length at 30)
+    raw[12:16] = zlib.crc32(bytes(raw[16:])).to_bytes(4, "big")
+    good = legacy.encode_message(offset=1, magic=1, key=None, value=b"v", timestamp=5)
+    assert ("BAD_MESSAGE", 0) in dump_findings(write(tmp_path, bytes(raw) + good))
+    # and as a wrapper: a gzip wrapper whose value length runs past it
+    wrapper = bytearray(legacy_wrapper(1, [0, 1], 1))
+    wrapper[30:34] = (len(wrapper)).to_bytes(4, "big")
+    wrapper[12:16] = zlib.crc32(bytes(wrapper[16:])).to_bytes(4, "big")
+    assert ("BAD_MESSAGE", 0) in dump_findings(write(tmp_path, bytes(wrapper), "00000000000000000001.log"))
+
+
+# ----------------------------------------------------------------------------- bounded by the damage (class 4)
+def test_a_ten_mib_index_of_ff_bytes_costs_bounded_findings_and_output(tmp_path):
+    """A 10 MiB ``.index`` of 0xFF took 3.8 GB and wrote 776 MB of JSON: one finding per damaged entry (1 MiB
+    here: the same entries per finding code)."""
+    import json
+
+    from kforensics.dump.files import dump_file
+    from kforensics.serialize import to_jsonable
+
+    (tmp_path / SEGMENT).write_bytes(build_batch([RecordData(0, 0, b"k", b"v")]))
+    p = write(tmp_path, b"\xff" * (1 << 20), "00000000000000000000.index")  # 131,072 damaged entries
+    dump_file(p, verify_index=True, sanity_check=True)  # imports and compiled kernels out of the measure
+    tracemalloc.start()
+    try:
+        d = dump_file(p, verify_index=True, sanity_check=True)
+        findings = json.dumps(to_jsonable(d.findings))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert d.findings and len(findings) < 1 << 20, len(findings)
+    per_code: dict[str, int] = {}
+    for f in d.findings:
+        per_code[f.code] = per_code.get(f.code, 0) + 1
+    assert max(per_code.values()) <= 101, per_code
+    assert peak < 32 << 20, peak  # the entries as arrays (1 MiB), not a Python object per entry (over 100 MB)
+
+
+def test_a_legacy_wrapper_of_many_inner_messages_is_decoded_a_bounded_table_at_a_time(tmp_path, monkeypatch):
+    """A v0 gzip wrapper of 10 M inner messages exhausted 8 GiB in ``dump --deep``: every inner message became a
+    row of one table, then a Python object, at once.  The rows are decoded a chunk at a time, turned into Python
+    values a slice at a time, and the first record is out before the second chunk is decoded."""
+    from kforensics.log import records
+
+    monkeypatch.setattr(records, "RECORD_CHUNK", 1000)
+    handed: list[int] = []
+    real = records._py_rows
+
+    def spy(table):
+        handed.append(len(table))
+        return real(table)
+
+    monkeypatch.setattr(records, "_py_rows", spy)
+    one = legacy.encode_message(offset=0, magic=0, key=None, value=None)
+    n = 5_000
+    inner = b"".join(struct.pack(">q", i) + one[8:] for i in range(n))
+    p = write(tmp_path, legacy.encode_message(offset=n - 1, magic=0, key=None, attributes=1,
+                                              value=compression.compress(1, inner, magic=0)))
+    (b,) = SegmentReader(p).batches()
+    it = iter(EntryRecords(b))
+    first = next(it)
+    assert first.offset == 0 and handed == [1000]  # one chunk decoded, not the whole set
+    assert 1 + sum(1 for _ in it) == n and [h for h in handed if h] == [1000] * 5
