@@ -27,6 +27,7 @@ import json
 import os
 import resource
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,6 +103,12 @@ def worker_main(args) -> None:
     kernels.get()
     seeds = corpus.all_seeds()
     work = Path(args.work)
+    # warm up: lazy imports and compiled kernels of every path (the scan, its Parquet tables, the CLI) are paid
+    # here, not by the first input of each kind, which would be timed (and killed) for them
+    for kind, pool in seeds.items():
+        if kind != "internal_record" and pool:
+            harness.run_input(harness.Input(kind, pool[0].name, "warm-up", dict(pool[0].files)), work, cli=True,
+                              scan=True)
     out = Path(args.out)
     saved: dict[tuple[str, str], int] = defaultdict(int)
     emit = sys.stdout
@@ -206,6 +213,7 @@ def run_campaign(args) -> dict:
     for bad in (ROOT, ROOT.parent / "shared"):
         if out.resolve() == bad.resolve() or bad.resolve() in out.resolve().parents:
             sys.exit(f"refusing to write fuzz cases inside {bad}")
+    own_workroot = not args.workroot
     args.workroot = args.workroot or tempfile.mkdtemp(prefix="kf-fuzz-work-", dir="/dev/shm" if
                                                       os.path.isdir("/dev/shm") else None)
     kinds = [(k, n) for k, n in plan(args.total) if not args.kinds or k in args.kinds.split(",")]
@@ -238,6 +246,16 @@ def run_campaign(args) -> dict:
             pass
 
     workers = [Worker(w, args, out) for w in range(args.workers)]
+    try:
+        return _drive(args, out, stats, per, kstat, save_killed, workers, chunks)
+    finally:
+        for w in workers:
+            w.kill()
+        if own_workroot:
+            shutil.rmtree(args.workroot, ignore_errors=True)
+
+
+def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers: list, chunks: list) -> dict:
     pending = list(reversed(chunks))
     for w in workers:
         w.spawn()
@@ -430,6 +448,8 @@ def main() -> None:
     if args.replay:
         replay(args.replay, args)
         return
+    # a terminated campaign takes its workers with it (they would otherwise finish their task unwatched)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     stats = run_campaign(args)
     print_summary(stats)
 
