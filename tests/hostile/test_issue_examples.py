@@ -62,7 +62,8 @@ def test_rich_markup_in_evidence_is_printed_as_text_by_every_renderer(tmp_path, 
         (("scan", str(b), "--progress" if tty else "--no-progress"), [MARKUP, "[bold]t-0"]),
         (("dump", "--deep", "--print-data", str(b / "replication-offset-checkpoint"), str(seg), str(meta)),
          [f"topic: {MARKUP}", f"/[bold]t-0/", f'"name":"[bold]t{MARKUP}"']),
-        (("replay", str(b)), ["[bold]t-0: leader"]),
+        (("replay", str(b)), ["[bold]t: partition 0"]),  # collapsed: nothing to report there
+        (("replay", "--verbose", str(b)), ["[bold]t-0: leader"]),
         (("timeline", str(b)), [f"[bold]t{MARKUP}-0 offset: 1"]),
     ]
     for args, shown in commands:
