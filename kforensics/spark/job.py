@@ -54,13 +54,14 @@ from ..outputs import refuse_output_in_evidence
 from ..scan.broker import plan_log_dir
 from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
 from ..scan.partition import scan_partition
-from ..tables.replay_tables import (BATCH_COLUMNS, PARTITION_COLUMNS, divergence_rows, divergence_table,
+from ..tables.replay_tables import (PARTITION_COLUMNS, divergence_rows, divergence_table,
                                     findings_rows_table, partition_path, replica_rows,
                                     replicas_from_frames, verdict_rows, verdicts_table)
 from ..tables.scan_tables import REPORT_TABLES, BatchesWriter, write_table
 from ..tables.schemas import CONTEXT, SCHEMAS, fit, table as table_of
 from .inputs import Snapshot
-from .window import INLINE_ROWS, Sketch, SketchSink, group_replicas, partition_row, whole_replica
+from .window import (INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, group_replicas, partition_row,
+                     replica_of_tables)
 
 #: the ``__consumer_offsets`` and ``__transaction_state`` topics (their copies are read for the impact analyses)
 CONSUMER_OFFSETS, TRANSACTION_STATE = "__consumer_offsets", "__transaction_state"
@@ -80,14 +81,15 @@ TASK_COLUMNS = ["snapshot_id", "log_dir", "dir_name", "raw", "broker_id", "clust
 TASK_SCHEMA = ("snapshot_id string, log_dir string, dir_name string, raw string, broker_id int, cluster string, "
                "snapshot_time string, context string, part string")
 STATUS_COLUMNS = ["snapshot_id", "dir_name", "status", "error", "batches", "bytes", "payload", "cluster", "topic",
-                  "partition", "sketch"]
+                  "partition", "sketch", "findings", "check"]
 STATUS_SCHEMA = ("snapshot_id string, dir_name string, status string, error string, batches long, bytes long, "
-                 "payload binary, cluster string, topic string, partition int, sketch binary")
+                 "payload binary, cluster string, topic string, partition int, sketch binary, findings string, "
+                 "check binary")
 #: the status columns the driver collects (the replica sketches go from executor to executor)
-COLLECTED = STATUS_COLUMNS[:7]
-GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected"]
+COLLECTED = STATUS_COLUMNS[:8] + ["findings", "check"]
+GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected", "findings", "summary"]
 GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, error string, verdicts long, "
-                "affected boolean")
+                "affected boolean, findings string, summary string")
 KEYS = ["cluster", "topic", "partition"]
 #: where the batch rows go when the ``batches`` table is not wanted (the replay still reads them; never published)
 WORK_BATCHES = ".work-batches"
@@ -252,14 +254,15 @@ def _relative(root, path) -> str:
     return s[len(r):].lstrip("/") if s.startswith(r) else s
 
 
+def _report_tables(report: ScanReport, context: dict) -> dict[str, pa.Table]:
+    """The report tables ``scan --out`` writes (all but ``batches``) of one report."""
+    return {name: make(report, context) for name, make in REPORT_TABLES.items()}
+
+
 def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> dict[str, pa.Table]:
-    out = {}
-    for name, make in REPORT_TABLES.items():
-        t = out[name] = make(report, context)
-        if name == "partitions" or len(t):
-            d = f"{staging.rstrip('/')}/{name}"
-            _mkdirs(filesystem, d)
-            write_table(t, f"{d}/{part}.parquet", filesystem)
+    out = _report_tables(report, context)
+    for name, t in out.items():
+        _write(name, t, staging, part, filesystem)
     return out
 
 
@@ -271,17 +274,38 @@ def make_sketch(partitions: pa.Table, sink: SketchSink, scan: Any, batches: str,
     row = partition_row(partitions, PARTITION_COLUMNS)
     sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
     if sink.rows <= INLINE_ROWS:
-        frame = (pq.read_table(batches, columns=BATCH_COLUMNS, filesystem=filesystem).to_pandas() if sink.rows
-                 else pd.DataFrame(columns=BATCH_COLUMNS))
-        sketch.replica = whole_replica(frame, row)
+        sketch.replica = replica_of_tables(
+            [pq.read_table(batches, columns=WINDOW_COLUMNS, filesystem=filesystem)] if sink.rows else [], row)
     return sketch
 
 
 def _write(name: str, t: pa.Table, staging: str, part: str, filesystem=None) -> None:
-    if len(t):
-        d = f"{staging.rstrip('/')}/{name}"
+    """Write a table's rows under ``staging/name/cluster=C[/topic=T]/part.parquet``, one file per cluster and
+    topic (the published layout: every file whole, rows keeping their ``cluster`` and ``topic`` columns; rows of
+    one cluster and topic in their order)."""
+    if not len(t):
+        return
+    schema = TABLE_SCHEMAS[name]
+    keys = ["cluster"] + (["topic"] if "topic" in schema.names else [])
+    cols = [t.column(k).to_pylist() for k in keys]
+    combos = list(zip(*cols))
+    first = combos[0]
+    if all(c == first for c in combos):
+        runs = [(first, t)]
+    else:
+        t = t.append_column("_i", pa.array(range(len(t)), pa.int64())).sort_by(
+            [(k, "ascending") for k in keys] + [("_i", "ascending")])
+        t = t.drop_columns(["_i"])
+        cols = [t.column(k).to_pylist() for k in keys]
+        runs, start = [], 0
+        for i in range(1, len(t) + 1):
+            if i == len(t) or any(c[i] != c[start] for c in cols):
+                runs.append((tuple(c[start] for c in cols), t.slice(start, i - start)))
+                start = i
+    for key, rows in runs:
+        d = f"{staging.rstrip('/')}/{hive_dir(name, *key)}"
         _mkdirs(filesystem, d)
-        write_table(t, f"{d}/{part}.parquet", filesystem)
+        write_table(rows, f"{d}/{part}.parquet", filesystem)
 
 
 def _write_findings(findings: list, staging: str, part: str, context: dict, filesystem=None) -> None:
@@ -366,9 +390,12 @@ def plan(snapshots: list[Snapshot], staging: str, filesystem=None) -> Plan:
                     "broker_id": broker_id, "cluster": cluster, "snapshot_time": snap.snapshot_time,
                     "context": json.dumps(asdict(pctx)), "part": task_part(snap.snapshot_id, pd_.dir_name),
                 })
+        suffixed = any(pd_.name.suffix in ("delete", "stray") for p in plans for pd_, _ in p.partitions)
         out.snapshots[snap.snapshot_id] = {
             "spec": snap.spec, "log_dirs": [_hex(_relative(root, p.log_dir.path)) for p in plans],
-            "transaction_state": has_txn_state}
+            "transaction_state": has_txn_state,
+            # whether the broker checks read this snapshot's partition rows (see broker_checks)
+            "checks": suffixed or snap.snapshot_id in out.snapshot_metadata}
         out.brokers.append({**context, "spec": snap.spec, "log_dirs": json.dumps(broker.log_dirs),
                             "meta_version": broker.meta_version, "directory_ids": json.dumps(broker.directory_ids),
                             "clean_shutdown": json.dumps(broker.clean_shutdown),
@@ -492,41 +519,31 @@ def _finding_keys(frame: pd.DataFrame) -> set:
     return keys
 
 
-def _read_parts(staging: str, table: str, parts: list[str], columns: list[str] | None = None, filesystem=None
-                ) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    read = []
-    for part in parts:
-        path = f"{staging.rstrip('/')}/{table}/{part}.parquet"
-        if _exists(filesystem, path):
-            read.append(pq.read_table(path, columns=columns, filesystem=filesystem))
-    return pa.concat_tables(read).to_pandas() if read else pd.DataFrame(columns=columns or SCHEMAS[table].names)
-
-
-def broker_checks(plan_: Plan, staging: str, filesystem=None) -> int:
+def broker_checks(plan_: Plan, staging: str, filesystem=None, statuses: list | None = None) -> int:
     """What ``scan`` checks over a whole broker, per snapshot, with the same functions: topic names of
     ``-delete``/``-stray`` dirs from the topic ids of live dirs (the scan tables then say the corrected name),
     and the replicas' epochs against the snapshot's own metadata log, whose timeline findings are reported
     where the scan of the snapshot has not reported them already (as :func:`~kforensics.scan.broker.scan_log_dirs`
-    does).  Runs on the driver over the partitions rows of the snapshots that need it (small: one row per
-    partition dir).  Returns the number of names corrected."""
+    does).  Runs on the driver over the partitions rows the scan tasks returned (``statuses``: their ``check``
+    column) of the snapshots that need it (small: one row per partition dir); then lays out the scan tables of
+    ``-delete``/``-stray`` dirs (:data:`PENDING`) by their corrected topic.  Returns the number of names
+    corrected."""
     from ..kraft.timeline import build_timeline
     from ..scan.broker import _key, check_against_timeline, name_truncated_topics
 
-    suffixes = {(t.snapshot_id, getattr(parse_partition_dir_name(_unhex(json.loads(t.raw)[1])), "suffix", None))
-                for t in plan_.tasks.itertuples(index=False)}
-    wanted = {sid for sid, suffix in suffixes if suffix in ("delete", "stray")} | set(plan_.snapshot_metadata)
-    if not wanted:
-        return 0
     _, staging_path = split_uri(staging)
-    parts: dict[str, list[str]] = {}
-    for t in plan_.tasks.itertuples(index=False):
-        if t.snapshot_id in wanted:
-            parts.setdefault(t.snapshot_id, []).append(t.part)
-    corrected = 0
+    wanted = {sid for sid, info in plan_.snapshots.items() if info.get("checks")}
+    order = {(t.snapshot_id, t.dir_name): i for i, t in enumerate(plan_.tasks.itertuples(index=False))}
+    checked: dict[str, list[tuple[int, list, set]]] = {}
+    for st in statuses or []:
+        if st.get("check") is not None:
+            rows, keys = pickle.loads(st["check"])
+            checked.setdefault(st["snapshot_id"], []).append((order.get((st["snapshot_id"], st["dir_name"]), 0),
+                                                              rows, keys))
+    renamed: dict[str, str] = {}
     for sid in sorted(wanted):
-        frame = _read_parts(staging_path, "partitions", parts.get(sid, []), CHECK_COLUMNS, filesystem)
+        items = sorted(checked.get(sid, []), key=lambda x: x[0])  # in the plan's order, as scan reads them
+        frame = pd.DataFrame([r for _, rows, _ in items for r in rows], columns=CHECK_COLUMNS)
         context = plan_.contexts[sid]
         rows = _rows(frame)
         part_of = {fit(_unhex(json.loads(t.raw)[1]), pa.string()): t.part for t in plan_.tasks.itertuples(index=False)
@@ -543,27 +560,34 @@ def broker_checks(plan_: Plan, staging: str, filesystem=None) -> int:
         if timeline is not None:
             # the timeline reads the metadata segments and snapshots the scan has read: each finding once
             seen = set(plan_.reported.get(sid, set())) | {_key(f) for f in new}
-            seen |= _finding_keys(_read_parts(staging_path, "findings", parts.get(sid, []), None, filesystem))
+            for _, _, keys in items:
+                seen |= keys
             new += [f for f in timeline.findings if _key(f) not in seen]
         _write_findings(new, staging_path, f"c-{_safe(sid)}", context, filesystem)
         for r in rows:
             if r.topic != before[r.dir_name]:
-                _rename_topic(staging_path, part_of[r.dir_name], r.topic, filesystem)
-                corrected += 1
-    return corrected
+                renamed[part_of[r.dir_name]] = r.topic
+    place_pending(staging_path, renamed, filesystem)
+    return len(renamed)
 
 
-def _rename_topic(staging: str, part: str, topic: str, filesystem=None) -> None:
+def place_pending(staging: str, renamed: dict[str, str], filesystem=None) -> None:
+    """The scan tables kept apart (:data:`PENDING`), their topic corrected where ``renamed`` (part -> topic)
+    says, laid out by cluster and topic."""
     import pyarrow.parquet as pq
 
     for name in NAMED_TABLES:
-        path = f"{staging.rstrip('/')}/{name}/{part}.parquet"
-        if not _exists(filesystem, path):
-            continue
-        t = pq.read_table(path, filesystem=filesystem)
-        i = t.schema.get_field_index("topic")
-        t = t.set_column(i, t.schema.field(i), pa.array([topic] * len(t), pa.string()))
-        write_table(t, path, filesystem)
+        d = f"{staging.rstrip('/')}/{PENDING}/{name}"
+        for f in _listdir(filesystem, d):
+            if not f.endswith(".parquet"):
+                continue
+            part = f[:-len(".parquet")]
+            t = pq.read_table(f"{d}/{f}", filesystem=filesystem)
+            if part in renamed:
+                i = t.schema.get_field_index("topic")
+                t = t.set_column(i, t.schema.field(i), pa.array([renamed[part]] * len(t), pa.string()))
+            _write(name, t, staging, part, filesystem)
+    _rmtree(filesystem, f"{staging.rstrip('/')}/{PENDING}")
 
 
 def _member(name: str) -> str:
@@ -628,10 +652,63 @@ def _add_findings(have: list, extra: list) -> list:
     return out
 
 
+class Gathered:
+    """One Spark task's report tables, gathered in memory and written once per table (a file per cluster and
+    topic: :func:`_write`) when the task ends; the ``batches`` rows stream to their own files meanwhile."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[pa.Table]] = {}
+
+    def add(self, tables: dict[str, pa.Table]) -> None:
+        for name, t in tables.items():
+            if len(t):
+                self.tables.setdefault(name, []).append(t)
+
+    def write(self, staging_path: str, part: str, filesystem=None) -> None:
+        for name, ts in self.tables.items():
+            _write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
+        self.tables = {}
+
+
+#: where the scan tables of ``-delete`` and ``-stray`` dirs wait for the broker checks (their topic names may be
+#: corrected: :func:`broker_checks`) before they are laid out by topic
+PENDING = ".pending"
+
+
+def _severities(t: pa.Table | None) -> str | None:
+    """A findings table's rows per severity, as JSON (what the summary counts)."""
+    if t is None or not len(t):
+        return None
+    counts: dict[str, int] = {}
+    for sev in t.column("severity").to_pylist():
+        counts[str(sev)] = counts.get(str(sev), 0) + 1
+    return json.dumps(counts)
+
+
+def _keep(tables: dict[str, pa.Table], gathered: Gathered | None, staging_path: str, part: str, filesystem,
+          pending: bool = False) -> None:
+    """A dir's report tables: gathered for the task's files (``gathered``), or written now; those whose topic the
+    broker checks may correct (``pending``) kept apart under :data:`PENDING`."""
+    if pending:
+        for name in NAMED_TABLES:
+            t = tables.pop(name)
+            if len(t):
+                d = f"{staging_path}/{PENDING}/{name}"
+                _mkdirs(filesystem, d)
+                write_table(t, f"{d}/{part}.parquet", filesystem)
+    if gathered is not None:
+        gathered.add(tables)
+    else:
+        for name, t in tables.items():
+            _write(name, t, staging_path, part, filesystem)
+
+
 def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: str,
-              batches_dir: str = "batches") -> tuple:
-    """Scan one task's partition dir and write its table parts; its status row (with the pickled committed
-    offsets of a ``__consumer_offsets`` copy)."""
+              batches_dir: str = "batches", gathered: Gathered | None = None) -> tuple:
+    """Scan one task's partition dir: its batch rows streamed to their file, its other table rows gathered
+    (``gathered``; written now without it); its status row (:data:`STATUS_COLUMNS`: with the pickled committed
+    offsets of a ``__consumer_offsets`` copy, its findings per severity, and what the broker checks read of it
+    when its snapshot needs them)."""
     from ..scan.partition import transaction_coordinator
 
     bid = _none(t.broker_id)
@@ -673,13 +750,20 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
             extra += read_transaction_state([(None, pdir)]).findings  # its records that do not decode
         extra += archive_damage(getattr(root, "archive", None), tuple(getattr(pdir.path, "parts", ())) or None)
         report = ScanReport(broker, [scan], _add_findings(scan.findings, extra), scan.files)
-        tables = _write_parts(report, staging_path, t.part, context, filesystem)
+        tables = _report_tables(report, context)
         sketch = None
         if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
             sketch = pickle.dumps(make_sketch(tables["partitions"], sink, scan, batches, filesystem),
                                   protocol=pickle.HIGHEST_PROTOCOL)
+        check = None
+        if info.get("checks"):
+            rows = tables["partitions"].select(CHECK_COLUMNS).to_pylist()
+            keys = _finding_keys(tables["findings"].to_pandas()) if len(tables["findings"]) else set()
+            check = pickle.dumps((rows, keys), protocol=pickle.HIGHEST_PROTOCOL)
+        severities = _severities(tables["findings"])
+        _keep(tables, gathered, staging_path, t.part, filesystem, pdir.name.suffix in ("delete", "stray"))
         return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
-                fit(pdir.topic, pa.string()), pdir.partition, sketch)
+                fit(pdir.topic, pa.string()), pdir.partition, sketch, severities, check)
     except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
         if writer is not None:
             try:
@@ -691,12 +775,16 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
         f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
                     file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),
                     traceback=traceback.format_exc()[-2000:])
-        _write_parts(ScanReport(broker, [], [f], []), staging_path, t.part, context, filesystem)
-        return t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None
+        tables = _report_tables(ScanReport(broker, [], [f], []), context)
+        severities = _severities(tables["findings"])
+        _keep(tables, gathered, staging_path, t.part, filesystem)
+        return (t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None,
+                severities, None)
 
 
 def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None, batches_dir: str = "batches"):
-    """The mapInPandas function: scan each task's partition dir and write its table parts.
+    """The mapInPandas function: scan each task's partition dir (batch rows streamed to a file per dir); the
+    task's other table rows are written at its end, one file per table, cluster and topic.
 
     ``snapshots``: per snapshot id what :attr:`Plan.snapshots` says (or a Spark broadcast of it).
     """
@@ -704,10 +792,13 @@ def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None, batches_
     def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         filesystem, staging_path = split_uri(staging)
         info = getattr(snapshots, "value", snapshots) or {}
+        gathered = Gathered()
+        out = []
         for frame in frames:
-            out = [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version, batches_dir)
-                   for t in frame.itertuples(index=False)]
-            yield pd.DataFrame(out, columns=STATUS_COLUMNS)
+            out += [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version, batches_dir,
+                              gathered) for t in frame.itertuples(index=False)]
+        gathered.write(staging_path, _task_part("s"), filesystem)
+        yield pd.DataFrame(out, columns=STATUS_COLUMNS)
 
     return run
 
@@ -972,19 +1063,18 @@ def replay_groups(kafka_version: str, shared: Any = None, staging: str | None = 
             if staging_path is not None:
                 for name, t in tables.items():
                     _write(name, t, staging_path, part, filesystem)
-            return pd.DataFrame([(cluster, topic, partition, "ok", None, len(tables["verdicts"]), affected)],
-                                columns=GROUP_COLUMNS)
+            return pd.DataFrame([(cluster, topic, partition, "ok", None, len(tables["verdicts"]), affected,
+                                  _severities(tables["findings"]),
+                                  _verdict_summary(tables["verdicts"].to_pylist()))], columns=GROUP_COLUMNS)
         except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
             err = f"{type(e).__name__}: {e}"
             f = finding("REPLAY_FAILED", f"internal error replaying {topic}-{partition}: {err}", topic=topic,
                         partition=partition, brokers=sorted({int(b) for b in partitions["broker_id"].dropna()}),
                         traceback=traceback.format_exc()[-2000:])
             if staging_path is not None:
-                for name in ("verdicts", "divergence", "consumer_impact", "transactions"):
-                    _rmtree(filesystem, f"{staging_path}/{name}/{part}.parquet")
-                _mkdirs(filesystem, f"{staging_path}/findings")
-                write_table(findings_rows_table([f], context), f"{staging_path}/findings/{part}.parquet", filesystem)
-            return pd.DataFrame([(cluster, topic, partition, "failed", err, 0, False)], columns=GROUP_COLUMNS)
+                _write("findings", findings_rows_table([f], context), staging_path, part, filesystem)
+            return pd.DataFrame([(cluster, topic, partition, "failed", err, 0, False,
+                                  _finding_severities([(context, [f])]), None)], columns=GROUP_COLUMNS)
 
     return fn
 
@@ -1042,6 +1132,22 @@ class _Outputs:
         self.flushes += 1
 
 
+def _finding_severities(items: list[tuple[dict, list]]) -> str | None:
+    """Findings of (context, findings) pairs per severity, as JSON (what the summary counts)."""
+    counts: dict[str, int] = {}
+    for _, fs in items:
+        for f in fs:
+            counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
+    return json.dumps(counts) if counts else None
+
+
+def _verdict_summary(rows: list[dict]) -> str | None:
+    """A group's verdict rows reduced to the ``summary`` table's keys and sums: [topic, broker id, verdict,
+    records, bytes] per row, as JSON."""
+    return json.dumps([[r["topic"], r["broker_id"], r["verdict"], r["records"], r["bytes"]] for r in rows]) \
+        if rows else None
+
+
 def _findings_table(items: list[tuple[dict, list]]) -> pa.Table:
     """Findings of several contexts as one ``findings`` table (contexts in order; consecutive ones merged)."""
     runs: list[tuple[dict, list]] = []
@@ -1094,14 +1200,16 @@ def replay_partitions(kafka_version: str, shared: Any = None, staging: str | Non
                                   events=(sh.get("events") or {}).get((cluster, topic, partition)),
                                   coordinator=lambda: _cluster_coordinator(cluster, copies), window=(summaries, load))
                 outputs.add(out)
-                status.append((cluster, topic, partition, "ok", None, len(out["verdicts"]), out["affected"]))
+                status.append((cluster, topic, partition, "ok", None, len(out["verdicts"]), out["affected"],
+                               _finding_severities(out["findings"]), _verdict_summary(out["verdicts"])))
             except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
                 err = f"{type(e).__name__}: {e}"
                 brokers = sorted({int(it.row["broker_id"]) for it in items if it.row.get("broker_id") is not None})
-                outputs.failed(finding("REPLAY_FAILED", f"internal error replaying {topic}-{partition}: {err}",
-                                       topic=topic, partition=partition, brokers=brokers,
-                                       traceback=traceback.format_exc()[-2000:]), context)
-                status.append((cluster, topic, partition, "failed", err, 0, False))
+                failed = finding("REPLAY_FAILED", f"internal error replaying {topic}-{partition}: {err}",
+                                 topic=topic, partition=partition, brokers=brokers,
+                                 traceback=traceback.format_exc()[-2000:])
+                outputs.failed(failed, context)
+                status.append((cluster, topic, partition, "failed", err, 0, False, _finding_severities([(context, [failed])]), None))
 
         for frame in frames:
             for c, t, p, b in zip(frame["cluster"], frame["topic"], frame["partition"], frame["sketch"]):
@@ -1136,12 +1244,6 @@ def _table_rows(name: str, rows: list[dict]) -> pa.Table:
 
     return pa.Table.from_pylist([{f.name: fit(value(r.get(f.name), f.type), f.type) for f in schema} for r in rows],
                                 schema=schema)
-
-
-def _counts(spark, path: str, column: str) -> dict[tuple[Any, Any], int]:
-    """Rows per (cluster, ``column``) of a staged table (aggregated by Spark)."""
-    df = spark.read.parquet(path)
-    return {(r["cluster"], r[column]): int(r["count"]) for r in df.groupBy("cluster", column).count().collect()}
 
 
 def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "latest", overwrite: bool = False,
@@ -1203,7 +1305,7 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             timings["scan_s"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         if len(tasks):
-            corrected = broker_checks(planned, staging, staging_fs)
+            corrected = broker_checks(planned, staging, staging_fs, statuses)
         commits = committed_offsets(planned, statuses, staging_path, staging_fs)
         timings["checks_s"] = time.perf_counter() - t2
         t3 = time.perf_counter()
@@ -1224,39 +1326,30 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
         commit_findings(commits, groups, staging_path, staging_fs)
         timings["replay_s"] = time.perf_counter() - t3
         t4 = time.perf_counter()
-        verdicts = pd.DataFrame(columns=SCHEMAS["verdicts"].names)
-        if _listdir(staging_fs, f"{staging_path}/verdicts"):
-            v = spark.read.parquet(f"{staging}/verdicts")
-            verdicts = v.groupBy("cluster", "topic", "broker_id", "verdict").agg(
-                {"records": "sum", "bytes": "sum", "partition": "count"}).toPandas()
-            verdicts = verdicts.rename(columns={"sum(records)": "records", "sum(bytes)": "bytes",
-                                                "count(partition)": "partitions"})
-            _write("summary", _table_rows("summary", [{k: _none(x) for k, x in r.items()}
-                                                      for r in verdicts.astype(object).to_dict("records")]),
-                   staging_path, "summary", staging_fs)
+        # the counts come from what the tasks returned (and the driver's own few findings files): no table is
+        # read back
+        summary_rows = verdict_summary(groups)
+        if summary_rows:
+            _write("summary", _table_rows("summary", summary_rows), staging_path, "summary", staging_fs)
         for name, schema in TABLE_SCHEMAS.items():
             # every table is there, if empty, so that any reader finds its schema
-            if not [p for p in _listdir(staging_fs, f"{staging_path}/{name}") if p.endswith(".parquet")
-                    or p.startswith("cluster=")]:
+            if not [p for p in _listdir(staging_fs, f"{staging_path}/{name}") if p.startswith("cluster=")]:
                 _mkdirs(staging_fs, f"{staging_path}/{name}")
                 write_table(schema.empty_table(), f"{staging_path}/{name}/empty.parquet", staging_fs)
-        findings = _counts(spark, f"{staging}/findings", "severity")
+        findings = finding_counts(statuses, groups, staging_path, staging_fs)
         verdict_counts: dict[tuple[Any, Any], int] = {}
-        for r in verdicts.itertuples(index=False):
-            key = (_none(r.cluster), r.verdict)
-            verdict_counts[key] = verdict_counts.get(key, 0) + int(r.partitions)
+        for r in summary_rows:
+            key = (r["cluster"], r["verdict"])
+            verdict_counts[key] = verdict_counts.get(key, 0) + int(r["partitions"])
         timings["summary_s"] = time.perf_counter() - t4
-        # publish: the wanted tables laid out by cluster and topic (hive-style) in the staging dir, then the
-        # previous run's tables replaced (nothing else: check_output refused anything else) by the staged ones
+        # publish: the staged tables (laid out by cluster and topic as they were written) replace the previous
+        # run's tables (nothing else: check_output refused anything else)
         t5 = time.perf_counter()
-        for name in wanted:
-            if name != "batches":
-                partition_by_hive(name, staging_path, staging_fs)
         for name in _listdir(filesystem, out_path):
             if name in TABLES:
                 _rmtree(filesystem, posixpath.join(out_path, name))
         for name in wanted:
-            src = posixpath.join(staging_path, "hive-" + name if name != "batches" else name)
+            src = posixpath.join(staging_path, name)
             if _exists(staging_fs, src):
                 _move(filesystem, src, posixpath.join(out_path, name))
         timings["publish_s"] = time.perf_counter() - t5
@@ -1275,31 +1368,56 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
     return summarize(planned, statuses, groups, findings, verdict_counts, timelines, corrected, out, timings)
 
 
-def partition_by_hive(name: str, staging: str, filesystem=None) -> None:
-    """Lay a staged table's parts (``staging/name/*.parquet``) out as ``staging/hive-name/cluster=C[/topic=T]/``
-    files, one per cluster and topic; rows keep their ``cluster`` and ``topic`` columns (each file is whole:
-    read it alone, or the table with ``pyarrow.dataset`` / Spark, see :func:`kforensics.spark.tables.read`)."""
-    import pyarrow.dataset as ds
+def verdict_summary(groups: list[dict]) -> list[dict]:
+    """The ``summary`` table's rows from the groups' status rows: per (cluster, topic, broker, verdict) the
+    records and bytes summed (None where none is known) and the partitions counted."""
+    acc: dict[tuple, dict] = {}
+    for g in groups:
+        if not g.get("summary"):
+            continue
+        for topic, broker_id, verdict, records, nbytes in json.loads(g["summary"]):
+            key = (g["cluster"], topic, broker_id, verdict)
+            e = acc.setdefault(key, {"cluster": g["cluster"], "topic": topic, "broker_id": broker_id,
+                                     "verdict": verdict, "records": None, "bytes": None, "partitions": 0})
+            if records is not None:
+                e["records"] = (e["records"] or 0) + int(records)
+            if nbytes is not None:
+                e["bytes"] = (e["bytes"] or 0) + int(nbytes)
+            e["partitions"] += 1
+    return list(acc.values())
 
-    src, dst = f"{staging.rstrip('/')}/{name}", f"{staging.rstrip('/')}/hive-{name}"
-    files = [f"{src}/{p}" for p in _listdir(filesystem, src) if p.endswith(".parquet")]
-    schema = TABLE_SCHEMAS[name]
-    t = ds.dataset(files, schema=schema, format="parquet", filesystem=filesystem).to_table() if files else \
-        schema.empty_table()
-    _mkdirs(filesystem, dst)
-    if not len(t):
-        write_table(t, f"{dst}/empty.parquet", filesystem)
-        return
-    keys = ["cluster"] + (["topic"] if "topic" in schema.names else [])
-    t = t.sort_by([(k, "ascending") for k in keys])  # stable: rows of one cluster and topic keep their order
-    cols = [t.column(k).to_pylist() for k in keys]
-    start = 0
-    for i in range(1, len(t) + 1):
-        if i == len(t) or any(c[i] != c[start] for c in cols):
-            d = f"{dst}/" + hive_dir(name, *(c[start] for c in cols))[len(name) + 1:]
-            _mkdirs(filesystem, d)
-            write_table(t.slice(start, i - start), f"{d}/part-0.parquet", filesystem)
-            start = i
+
+#: part-name prefixes of the findings files the driver writes (the executors' counts travel in their status rows)
+DRIVER_PARTS = ("d-", "t-", "c-", "o-")
+
+
+def finding_counts(statuses: list[dict], groups: list[dict], staging: str, filesystem=None
+                   ) -> dict[tuple[Any, Any], int]:
+    """Findings per (cluster, severity): the scan tasks' and the groups' from their status rows, the driver's from
+    its own few files (snapshots' root files, timelines, broker checks, committed offsets)."""
+    import pyarrow.parquet as pq
+
+    out: dict[tuple[Any, Any], int] = {}
+    for s in list(statuses) + list(groups):
+        if s.get("findings"):
+            for sev, n in json.loads(s["findings"]).items():
+                out[(s["cluster"], sev)] = out.get((s["cluster"], sev), 0) + int(n)
+    for path in _files(filesystem, f"{staging.rstrip('/')}/findings"):
+        if posixpath.basename(path).startswith(DRIVER_PARTS):
+            t = pq.read_table(path, columns=["cluster", "severity"], filesystem=filesystem)
+            for c, sev in zip(t.column("cluster").to_pylist(), t.column("severity").to_pylist()):
+                out[(c, sev)] = out.get((c, sev), 0) + 1
+    return out
+
+
+def _files(fs, path: str) -> list[str]:
+    """Every ``.parquet`` file under ``path``."""
+    if fs is None:
+        return sorted(os.path.join(d, f) for d, _, fs_ in os.walk(path) for f in fs_ if f.endswith(".parquet"))
+    from pyarrow import fs as pafs
+
+    return sorted(i.path for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True))
+                  if i.path.endswith(".parquet"))
 
 
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")

@@ -16,6 +16,7 @@ windows with, so both front ends replay the same replicas.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -23,14 +24,17 @@ import pandas as pd
 import pyarrow as pa
 
 from ..replay.inputs import replay_columns
-from ..replay.replica import BatchLog, Replica, elide
+from ..replay.replica import COLUMNS, BatchLog, Replica, elide
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
-from ..tables.replay_tables import BATCH_COLUMNS, replicas_from_frames
+from ..tables.replay_tables import BATCH_COLUMNS, _segment_base, replica_of_row, replicas_from_frames
 
 #: replicas of at most this many batches travel whole with their summary (no file is read back for them)
 INLINE_ROWS = 4096
 #: the columns read below a window (what the elided prefix keeps: epochs and formats, extents, log order)
 PREFIX_COLUMNS = ["base_offset", "last_offset", "partition_leader_epoch", "magic", "segment", "position"]
+#: the columns read in a window (the replay's columns; a replica's file holds one partition row's batches)
+WINDOW_COLUMNS = ["segment", "base_offset", "last_offset", "partition_leader_epoch", "crc", "crc_valid",
+                  "records_count", "size_in_bytes", "producer_id", "magic", "position"]
 
 
 class SketchSink:
@@ -98,37 +102,76 @@ def read_rows(path: str | None, filesystem: Any, floor: int | None = None, colum
     return pq.read_table(path, columns=columns or BATCH_COLUMNS, filters=filters, filesystem=filesystem)
 
 
+def _int64(t: pa.Table, name: str) -> np.ndarray:
+    import pyarrow.compute as pc
+
+    return np.asarray(pc.cast(t.column(name), pa.int64()), dtype=np.int64)
+
+
+def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
+    """The replay columns of one replica's batch rows (Arrow tables of its ``batches`` file; a table lacking a
+    replay column holds what a prefix needs only: the column is 0, ``crc_valid`` 1), in log order (segments by
+    base offset, then position), as :func:`kforensics.tables.replay_tables.replicas_from_frames` orders them; and
+    the segment names in that order.  Numpy on the needed columns: no pandas frame."""
+    import pyarrow.compute as pc
+
+    tables = [t for t in tables if t is not None and len(t)]
+    if not tables:
+        return BatchLog.empty().data, []
+    names = set()
+    for t in tables:
+        names.update(pc.unique(t.column("segment")).to_pylist())
+    segments = sorted(names, key=_segment_base)
+    order = pa.array(segments, pa.string())
+    parts = []
+    for t in tables:
+        n = len(t)
+        base, last = _int64(t, "base_offset"), _int64(t, "last_offset")
+        values = {"base_offset": np.where(base >= 0, base, last), "last_offset": last,
+                  "segment": np.asarray(pc.index_in(pc.cast(t.column("segment"), pa.string()), value_set=order),
+                                        dtype=np.int64)}
+        if "crc_valid" in t.column_names:
+            values["crc_valid"] = np.asarray(t.column("crc_valid"), dtype=bool).astype(np.int64)
+        cols = np.empty((n, len(COLUMNS)), dtype=np.int64)
+        for i, c in enumerate(COLUMNS):
+            if c in values:
+                cols[:, i] = values[c]
+            elif c in t.column_names:
+                cols[:, i] = _int64(t, c)
+            else:
+                cols[:, i] = 1 if c == "crc_valid" else 0
+        parts.append(cols)
+    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    seg, pos = rows[:, COLUMNS.index("segment")], rows[:, COLUMNS.index("position")]
+    if len(rows) > 1 and not bool(np.all((seg[1:] > seg[:-1]) | ((seg[1:] == seg[:-1]) & (pos[1:] >= pos[:-1])))):
+        rows = rows[np.lexsort((pos, seg))]  # stable: as a stable sort by (segment, position)
+    return np.ascontiguousarray(rows), segments
+
+
+def replica_of_tables(tables: list[pa.Table], row: dict) -> Replica:
+    """The replica of one partition row from its batch rows as Arrow tables (see :func:`replay_rows_of`)."""
+    cols, segments = replay_rows_of(tables)
+    b = row.get("broker_id")
+    return replica_of_row(SimpleNamespace(**row), cols, segments, -1 if b is None else int(b))
+
+
 def windowed_replica(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
     """``elide(whole replica, floor)``, reading from the replica's batches file only the rows from ``floor`` on
-    (and the prefix columns of those below)."""
+    (and the prefix columns of those below, as arrays: the prefix's epoch transitions and runs come from them)."""
     if s.replica is not None:
         return elide(s.replica, floor)
     if s.batches is None:
-        return elide(whole_replica(_empty_batches(), s.row), floor)
-    window = read_rows(s.batches, filesystem, floor if floor > 0 else None)
+        return elide(replica_of_tables([], s.row), floor)
+    window = read_rows(s.batches, filesystem, floor if floor > 0 else None, WINDOW_COLUMNS)
     if floor > 0:
         head = read_rows(s.batches, filesystem, floor, PREFIX_COLUMNS, below=True)
         if head is not None and len(head):
-            n = len(head)
-            cols = {c: head.column(c) if c in PREFIX_COLUMNS else None for c in BATCH_COLUMNS}
-            for c in BATCH_COLUMNS:
-                if cols[c] is None:
-                    typ = window.schema.field(c).type
-                    cols[c] = pa.array([True] * n, typ) if c == "crc_valid" else (
-                        pa.nulls(n, typ) if not pa.types.is_integer(typ) else pa.array(np.zeros(n, np.int64)).cast(typ))
-            keys = {"cluster": s.row.get("cluster"), "topic": s.row.get("topic"), "partition": s.row.get("partition"),
-                    "broker_id": s.row.get("broker_id"), "snapshot_id": s.row.get("snapshot_id"),
-                    "dir_name": s.row.get("dir_name")}
-            for k, v in keys.items():
-                cols[k] = pa.array([v] * n, window.schema.field(k).type)
-            head = pa.table([cols[c] for c in BATCH_COLUMNS], schema=window.select(BATCH_COLUMNS).schema)
-            both = pa.concat_tables([head, window.select(BATCH_COLUMNS)])
-            r = elide(whole_replica(both.to_pandas(), s.row), floor)
+            r = elide(replica_of_tables([head, window], s.row), floor)
             if len(r.log) == len(window):
                 return r
             # the rows below the floor did not all go into the prefix (a damaged log out of order): read it whole
-            window = read_rows(s.batches, filesystem, None)
-    return elide(whole_replica(window.to_pandas(), s.row), floor)
+            window = read_rows(s.batches, filesystem, None, WINDOW_COLUMNS)
+    return elide(replica_of_tables([window], s.row), floor)
 
 
 def replica_order(rows: list[dict]) -> list[int]:

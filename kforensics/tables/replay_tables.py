@@ -122,25 +122,31 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
             cols = np.stack([values[c] if c in values else b[c].to_numpy(np.int64) for c in COLUMNS], axis=1)
         else:
             cols = BatchLog.empty().data
-        recovery = _none(row.recovery)
-        plan = RecoveryPlan(**json.loads(recovery)) if recovery is not None else None
-        cache = _none(row.epoch_cache_written)
         if _none(row.broker_id) is None:
             unknown += 1
             broker_id = -unknown
         else:
             broker_id = int(row.broker_id)
-        replicas.append(Replica(
-            broker_id, BatchLog(cols),
-            log_start=int(_none(row.log_start_offset) or 0),
-            high_watermark=None if _none(row.high_watermark) is None else int(row.high_watermark),
-            epoch_checkpoint=None if cache is None else [tuple(e) for e in json.loads(cache)],
-            cleaner_offset=None if _none(row.cleaner_offset) is None else int(row.cleaner_offset),
-            source=partition_path(row), segments=segments, recovery=plan,
-            clean_shutdown=bool(plan.clean_shutdown) if plan is not None else False,
-            cluster_id=_none(row.cluster), topic_id=_none(row.topic_id),
-        ))
+        replicas.append(replica_of_row(row, cols, segments, broker_id))
     return replicas
+
+
+def replica_of_row(row: Any, cols: np.ndarray, segments: list[str], broker_id: int) -> Replica:
+    """The replica of one partition row (attributes of :data:`PARTITION_COLUMNS`) holding the batch rows ``cols``
+    (replay columns, in log order; ``segment``: an index into ``segments``, the segment names in offset order)."""
+    recovery = _none(row.recovery)
+    plan = RecoveryPlan(**json.loads(recovery)) if recovery is not None else None
+    cache = _none(row.epoch_cache_written)
+    return Replica(
+        broker_id, BatchLog(cols),
+        log_start=int(_none(row.log_start_offset) or 0),
+        high_watermark=None if _none(row.high_watermark) is None else int(row.high_watermark),
+        epoch_checkpoint=None if cache is None else [tuple(e) for e in json.loads(cache)],
+        cleaner_offset=None if _none(row.cleaner_offset) is None else int(row.cleaner_offset),
+        source=partition_path(row), segments=segments, recovery=plan,
+        clean_shutdown=bool(plan.clean_shutdown) if plan is not None else False,
+        cluster_id=_none(row.cluster), topic_id=_none(row.topic_id),
+    )
 
 
 def partition_path(row: Any) -> str:

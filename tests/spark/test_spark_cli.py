@@ -219,16 +219,27 @@ def test_a_failed_scan_task_is_a_finding_and_a_status(tmp_path):
                              raw=json.dumps(["", "orders-0".encode().hex()]))]
     out = pd.concat(list(scan_tasks(str(staging), "latest", info)(iter(frames))))
     assert list(out["status"]) == ["ok", "failed"] and "JSONDecodeError" in out["error"].iloc[1]
-    f = pd.read_parquet(staging / "findings" / "s-s--bad.parquet")
-    assert list(f["code"]) == ["SCAN_FAILED"] and f["cluster"].iloc[0] == "c"
-    assert not (staging / "batches" / "s-s--bad.parquet").exists(), "no batch rows without their partition row"
-    assert pd.read_parquet(staging / "partitions" / "s-s--orders-0.parquet")["batch_count"].iloc[0] > 0
+    # one file per table, cluster (and topic) for the whole task, not one per partition dir
+    files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*.parquet"))
+    assert [f for f in files if f.startswith("findings/")] and len([f for f in files if f.startswith("findings/")]) == 1
+    f = _flat(staging / "findings")
+    assert "SCAN_FAILED" in list(f["code"]) and set(f["cluster"]) == {"c"}
+    assert not [f for f in files if "s-s--bad" in f], "no batch rows without their partition row"
+    assert [f for f in files if f.startswith("batches/cluster=c/topic=orders/s-s--orders-0")]
+    parts = _flat(staging / "partitions")
+    assert list(parts["dir_name"]) == ["orders-0"] and parts["batch_count"].iloc[0] > 0
+    assert sum(json.loads(out["findings"].iloc[1]).values()) == 1  # the summary counts it
+
+
+def _flat(path):
+    """A staged table's rows (files hold their cluster and topic columns: no partitioning inferred)."""
+    import pyarrow.dataset as ds
+
+    return ds.dataset(str(path), format="parquet", partitioning=None).to_table().to_pandas()
 
 
 def test_a_failed_replay_is_a_finding_and_the_other_groups_go_on(tmp_path):
     """Before: an exception in one group's replay failed the whole Spark job."""
-    import pyarrow.parquet as pq
-
     from kforensics.scan.broker import scan_log_dirs
     from kforensics.spark.job import replay_groups
     from kforensics.tables.replay_tables import BATCH_COLUMNS, PARTITION_COLUMNS
@@ -250,11 +261,12 @@ def test_a_failed_replay_is_a_finding_and_the_other_groups_go_on(tmp_path):
     bad = fn(batches.assign(topic="broken"), broken)
     assert list(good["status"]) == ["ok"] and good["verdicts"].iloc[0] >= 2
     assert list(bad["status"]) == ["failed"] and "TypeError" in bad["error"].iloc[0]
-    findings = pq.read_table(staging / "findings").to_pandas()
+    findings = _flat(staging / "findings")
     failed = findings[findings["code"] == "REPLAY_FAILED"]
     assert len(failed) == 1 and failed["severity"].iloc[0] == "high"
     assert json.loads(failed["facts"].iloc[0])["topic"] == "broken" and failed["cluster"].iloc[0] == "c"
-    assert set(pq.read_table(staging / "verdicts").column("topic").to_pylist()) == {"orders"}
+    assert set(_flat(staging / "verdicts")["topic"]) == {"orders"}
+    assert json.loads(bad["findings"].iloc[0]) == {"high": 1} and json.loads(good["summary"].iloc[0])
 
 
 # ----------------------------------------------------------------------------- the summary
