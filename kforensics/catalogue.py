@@ -286,6 +286,8 @@ _("METADATA_TRANSACTION_OPEN", INFO, "the metadata log ends inside a metadata tr
   "the open transaction's records are not applied")
 _("METADATA_TRANSACTION_ABORTED", INFO, "a metadata transaction was aborted", "its records are discarded")
 _("METADATA_TRANSACTION_NESTED", LOW, "a metadata transaction begins inside another", "the controller fails")
+_("METADATA_TRANSACTION_TOO_LARGE", LOW, "a metadata transaction holds more records than the timeline holds",
+  "Kafka applies it at its end; the timeline replays it as it is read (an abort after the limit is not undone)")
 _("SNAPSHOT_INCOMPLETE", MEDIUM, "a KRaft snapshot without its header or footer", "not loaded")
 _("SNAPSHOT_DISAGREES_WITH_LOG", MEDIUM, "a KRaft snapshot differs from the log replayed up to its offset",
   "the snapshot wins at load")

@@ -134,7 +134,8 @@ def worker_main(args) -> None:
             rec = {"done": i, "kind": kind, "t": round(dt, 4), "rss_kb": rss, "size": inp.size if inp else 0,
                    "crash": bool(o.crash), "silent": len(o.silent), "misreported": len(o.misreported),
                    "false": len(o.false_refusals), "problems": len(o.problems), "findings": o.findings,
-                   "cli": bool(cli), "scan": bool(scan), "full": bool(full)}
+                   "cli": bool(cli), "scan": bool(scan), "full": bool(full),
+                   "structural": bool(inp and inp.structural), "refusals": o.refusals}
             for cat, items in (("crash", [o.crash] if o.crash else []), ("silent", o.silent),
                                ("misreported", o.misreported), ("problems", o.problems),
                                ("false", o.false_refusals)):
@@ -232,6 +233,8 @@ def run_campaign(args) -> dict:
                                      "silent_inputs": 0, "misreported": 0, "false_refusals": 0, "problems": 0,
                                      "max_rss_mb": 0.0, "max_time_s": 0.0, "max_time_input": None,
                                      "max_rss_input": None, "findings": 0, "cli_runs": 0, "scan_runs": 0, "full_runs": 0,
+                                     "structural_inputs": 0, "refusals_checked": 0,
+                                     "refusals_checked_structural": 0, "max_size": 0,
                                      "time_s": 0.0})
 
     from tests.fuzz import corpus, harness
@@ -363,6 +366,11 @@ def _account(s: dict, msg: dict, events) -> None:
     s["cli_runs"] += msg["cli"]
     s["scan_runs"] += msg["scan"]
     s["full_runs"] += msg.get("full", True)
+    s["structural_inputs"] += msg.get("structural", False)
+    s["refusals_checked"] += msg.get("refusals", 0)
+    if msg.get("structural"):
+        s["refusals_checked_structural"] += msg.get("refusals", 0)
+    s["max_size"] = max(s["max_size"], msg.get("size", 0))
     rss_mb = msg["rss_kb"] / 1024
     if msg["t"] > s["max_time_s"]:
         s["max_time_s"], s["max_time_input"] = round(msg["t"], 3), msg["done"]
@@ -388,17 +396,18 @@ def _write_summary(out: Path, stats: dict) -> None:
 
 def print_summary(stats: dict) -> None:
     per = stats["kinds"]
-    cols = ("inputs", "crashes", "hangs", "rss_over", "silent_inputs", "misreported", "problems", "max_rss_mb",
-            "max_time_s")
+    cols = ("inputs", "structural_inputs", "refusals_checked", "crashes", "hangs", "rss_over", "silent_inputs",
+            "misreported", "problems", "max_rss_mb", "max_time_s", "max_size")
     print(f"\nfuzz campaign: {stats['out']}")
-    print(f"{'kind':34}" + "".join(f"{c:>14}" for c in cols))
+    w = {c: max(12, len(c)) + 1 for c in cols}
+    print(f"{'kind':34}" + "".join(f"{c:>{w[c]}}" for c in cols))
     tot = defaultdict(float)
     for kind in sorted(per):
         s = per[kind]
-        print(f"{kind:34}" + "".join(f"{s[c]:>14}" for c in cols))
+        print(f"{kind:34}" + "".join(f"{s[c]:>{w[c]}}" for c in cols))
         for c in cols:
             tot[c] = max(tot[c], s[c]) if c.startswith("max") else tot[c] + s[c]
-    print(f"{'TOTAL':34}" + "".join(f"{int(tot[c]) if not c.startswith('max') else tot[c]:>14}" for c in cols))
+    print(f"{'TOTAL':34}" + "".join(f"{int(tot[c]) if not c.startswith('max') else tot[c]:>{w[c]}}" for c in cols))
     wall = stats.get("finished", time.time()) - stats["started"]
     print(f"wall time {wall / 3600:.2f} h; cases saved under {stats['out']}")
 

@@ -47,6 +47,9 @@ from ..log.segment_reader import SegmentReader
 from ..log.sources import NotRegularFile
 
 NO_LEADER = -1
+#: Records of one open metadata transaction held until it ends; past this the rest are replayed as they come
+#: (memory is bounded by this, not by what a hostile log puts inside one transaction)
+MAX_TXN_RECORDS = 100_000
 NO_LEADER_CHANGE = -2
 RECOVERED, RECOVERING = 0, 1
 LEADER_RECOVERY_STATES = {RECOVERED: "RECOVERED", RECOVERING: "RECOVERING"}
@@ -249,6 +252,7 @@ class _State:
         self.names: dict[str, str] = {}  # live topic id -> name
         self.parts: dict[tuple[str, int], TimelineEntry] = {}  # (topic id, partition) -> registration
         self.txn: list[tuple[_Rec, dict]] | None = None  # records of an open metadata transaction
+        self.txn_overflow = False  # the open transaction outgrew MAX_TXN_RECORDS: its records are being replayed
 
     def name(self, tid: str) -> str:
         return self.names.get(tid) or self.tl.topic_names.get(tid) or tid
@@ -266,19 +270,30 @@ class _State:
         """Apply one decoded record, buffering those inside a metadata transaction until it ends."""
         kind = d["type"]
         if kind == "BeginTransactionRecord":
-            if self.txn is not None:
+            if self.txn is not None or self.txn_overflow:
                 self._finding("METADATA_TRANSACTION_NESTED", "BeginTransactionRecord inside an open metadata transaction", rec)
                 self._flush()
             self.txn = []
+            self.txn_overflow = False
         elif kind == "EndTransactionRecord":
             self._flush()
+            self.txn_overflow = False
         elif kind == "AbortTransactionRecord":
             n = len(self.txn or [])
             self.txn = None
-            self._finding("METADATA_TRANSACTION_ABORTED", f"metadata transaction aborted; its {n} record(s) are not replayed", rec,
-                          reason=d["data"].get("reason"), records=n)
+            self._finding("METADATA_TRANSACTION_ABORTED", f"metadata transaction aborted; its {n} record(s) are not replayed"
+                          + (" (those before them were, the transaction being too large to hold)" if self.txn_overflow
+                             else ""), rec, reason=d["data"].get("reason"), records=n,
+                          replayed_before_abort=self.txn_overflow)
+            self.txn_overflow = False
         elif self.txn is not None:
             self.txn.append((rec, d))
+            if len(self.txn) >= MAX_TXN_RECORDS:
+                self._finding("METADATA_TRANSACTION_TOO_LARGE", f"a metadata transaction holds more than "
+                              f"{MAX_TXN_RECORDS} records: they and the rest of it are replayed as they are read",
+                              rec, limit=MAX_TXN_RECORDS)
+                self._flush()
+                self.txn_overflow = True
         else:
             self.apply(rec, d, source)
 
@@ -546,6 +561,9 @@ def build_timeline(inputs: Any) -> Timeline:
     flush_skipped()
     for s in snapshots[si:]:
         snapshot(s)
+    if state.txn_overflow:
+        tl.log.add(finding("METADATA_TRANSACTION_OPEN", "the log ends inside a metadata transaction too large to "
+                                                        "hold; its records were replayed", replayed=True))
     if state.txn:
         tl.log.add(finding("METADATA_TRANSACTION_OPEN", f"the log ends inside a metadata transaction; its "
                                                         f"{len(state.txn)} record(s) are not replayed",

@@ -76,6 +76,7 @@ class Outcome:
     false_refusals: list[str] = field(default_factory=list)  # kforensics says Kafka refuses, the model does not
     problems: list[str] = field(default_factory=list)  # broken invariants (finding placement, exit codes, JSON)
     findings: int = 0
+    refusals: int = 0  # entries (segments) or files the model says Kafka refuses: each checked for a finding
 
     @property
     def ok(self) -> bool:
@@ -274,6 +275,7 @@ def rng_window(inp: Input) -> int:
 def judge_segment_findings(data: bytes, findings, out: Outcome) -> None:
     """Each refusal of the model must have a finding at its entry naming it."""
     refusals = kafka_model.judge_segment(data)
+    out.refusals += len({r.position for r in refusals})
     more = {f.facts.get("finding_code") for f in findings if f.code == "MORE_FINDINGS"}
     by_entry: dict[int, list[kafka_model.Refusal]] = {}
     for r in refusals:
@@ -327,6 +329,7 @@ def _side_file(inp: Input, root: Path, out: Outcome, *, cli: bool, scan: bool) -
     codes = {f.code for f in sf.findings}
     if inp.kind in CHECKPOINT_KINDS:
         refused = kafka_model.judge_checkpoint(data, inp.kind)
+        out.refusals += bool(refused)
         says = sf.value is not None and sf.value.kafka_refuses
         if refused and not says:
             _miss(out, codes, f"checkpoint refused at line {refused[0].line} ({refused[0].detail})")
@@ -334,18 +337,22 @@ def _side_file(inp: Input, root: Path, out: Outcome, *, cli: bool, scan: bool) -
             out.false_refusals.append(f"checkpoint: {sorted(codes)}")
     elif inp.kind == "partition_metadata":
         refused = kafka_model.judge_partition_metadata(data)
+        out.refusals += bool(refused)
         if refused and not codes & SIDE_REFUSAL_CODES["partition_metadata"]:
             _miss(out, codes, f"partition.metadata refused at line {refused[0].line} ({refused[0].detail})")
     elif inp.kind == "producer_snapshot":
         refused = kafka_model.judge_producer_snapshot(data)
+        out.refusals += bool(refused)
         if refused and not codes & SIDE_REFUSAL_CODES["producer_snapshot"]:
             _miss(out, codes, f"snapshot refused ({refused[0].detail})")
     elif inp.kind == "quorum_state":
         refused = kafka_model.judge_quorum_state(data)
+        out.refusals += bool(refused)
         if refused and not codes & SIDE_REFUSAL_CODES["quorum_state"]:
             _miss(out, codes, f"quorum-state refused ({refused[0].detail})")
     elif inp.kind in ("offset_index", "time_index", "txn_index"):
         refused = kafka_model.judge_index(data, inp.kind)
+        out.refusals += bool(refused)
         if refused:
             d = dump_file(path, sanity_check=True)
             dcodes = {f.code for f in d.findings}

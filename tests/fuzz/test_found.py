@@ -162,3 +162,46 @@ def test_a_digit_beyond_the_basic_multilingual_plane_is_no_digit_to_java():
     cp = checkpoint.decode(data, "replication_offset_checkpoint")
     assert judge_checkpoint(data, "replication_offset_checkpoint")
     assert cp.kafka_refuses and [(f.code, f.line) for f in cp.findings] == [("CHECKPOINT_MALFORMED_LINE", 3)]
+
+
+def test_an_enormous_metadata_transaction_is_held_only_up_to_a_limit(tmp_path, monkeypatch):
+    """Every record of an open metadata transaction was held until its end: a BeginTransactionRecord followed by
+    one batch of millions of tiny records (under the decompression cap) grew memory without bound."""
+    import base64
+
+    from kforensics.formats.metadata_records import encode_metadata_record
+    from kforensics.kraft import timeline
+
+    monkeypatch.setattr(timeline, "MAX_TXN_RECORDS", 5)
+    held: list[int] = []
+    real_record = timeline._State.record
+
+    def record(self, rec, d, source):
+        real_record(self, rec, d, source)
+        held.append(len(self.txn or []))
+
+    monkeypatch.setattr(timeline._State, "record", record)
+
+    def tid(i: int) -> str:
+        return base64.urlsafe_b64encode(bytes(15) + bytes([i + 1])).decode().rstrip("=")
+
+    values = [encode_metadata_record("BeginTransactionRecord", 0, {"name": "big"})]
+    values += [encode_metadata_record("TopicRecord", 0, {"name": f"t{i}", "topicId": tid(i)}) for i in range(12)]
+    values.append(encode_metadata_record("EndTransactionRecord", 0, {}))
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(
+        build_batch([RecordData(i, 0, None, v) for i, v in enumerate(values)], partition_leader_epoch=1,
+                    codec=4))
+    tl = timeline.build_timeline(tmp_path)
+    codes = [f.code for f in tl.findings]
+    assert codes.count("METADATA_TRANSACTION_TOO_LARGE") == 1 and "METADATA_TRANSACTION_OPEN" not in codes
+    assert max(held) < 5 and len(tl.topic_names) == 12  # all replayed, never more than the limit held
+    # an ordinary transaction is still held to its end and an aborted one not replayed
+    monkeypatch.setattr(timeline, "MAX_TXN_RECORDS", 100)
+    values[-1] = encode_metadata_record("AbortTransactionRecord", 0, {"reason": "test"})
+    (d / "00000000000000000000.log").write_bytes(
+        build_batch([RecordData(i, 0, None, v) for i, v in enumerate(values)], partition_leader_epoch=1))
+    tl = timeline.build_timeline(tmp_path)
+    assert [f.code for f in tl.findings if f.code.startswith("METADATA_TRANSACTION")] == \
+        ["METADATA_TRANSACTION_ABORTED"] and tl.topic_names == {}
