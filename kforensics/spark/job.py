@@ -274,8 +274,11 @@ def make_sketch(partitions: pa.Table, sink: SketchSink, scan: Any, batches: str,
     row = partition_row(partitions, PARTITION_COLUMNS)
     sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
     if sink.rows <= INLINE_ROWS:
-        sketch.replica = replica_of_tables(
-            [pq.read_table(batches, columns=WINDOW_COLUMNS, filesystem=filesystem)] if sink.rows else [], row)
+        # the rows the sink kept as they streamed by (the file is not read back)
+        sketch.replica = sink.replica(row)
+        if sketch.replica is None:
+            sketch.replica = replica_of_tables(
+                [pq.read_table(batches, columns=WINDOW_COLUMNS, filesystem=filesystem)] if sink.rows else [], row)
     return sketch
 
 

@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..replay.inputs import replay_columns
 from ..replay.replica import COLUMNS, BatchLog, Replica, elide
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
+from ..tables.schemas import fit
 from ..tables.replay_tables import BATCH_COLUMNS, _segment_base, replica_of_row, replicas_from_frames
 
 #: replicas of at most this many batches travel whole with their summary (no file is read back for them)
@@ -47,6 +48,7 @@ class SketchSink:
         self._segs: list[Any] = []
         self.last: np.ndarray | None = None
         self.rows = 0
+        self._kept: list[np.ndarray] | None = []  # the rows of a small replica (None once it is not small)
 
     def __call__(self, pd_, seg, t) -> None:
         if self.inner is not None:
@@ -59,6 +61,29 @@ class SketchSink:
         self.builder.feed(rows)
         self.last = rows[-1:].copy()
         self.rows += len(rows)
+        if self._kept is not None:
+            self._kept = self._kept + [rows] if self.rows <= INLINE_ROWS else None
+
+    def replica(self, row: dict) -> Replica | None:
+        """The replica whole from the rows kept while they streamed by (a small replica: at most
+        :data:`INLINE_ROWS` batches), as :func:`replica_of_tables` builds it from its batches file; None for a
+        larger one."""
+        if self._kept is None:
+            return None
+        if not self._kept:
+            return replica_of_tables([], row)
+        names = [fit(s.name, pa.string()) for s in self._segs]
+        segments = sorted(set(names), key=_segment_base)
+        where = {n: i for i, n in enumerate(segments)}
+        rows = np.concatenate(self._kept) if len(self._kept) > 1 else self._kept[0].copy()
+        seg_col = COLUMNS.index("segment")
+        rows[:, seg_col] = np.array([where[n] for n in names], np.int64)[rows[:, seg_col]]
+        seg, pos = rows[:, seg_col], rows[:, COLUMNS.index("position")]
+        if len(rows) > 1 and not bool(np.all((seg[1:] > seg[:-1]) | ((seg[1:] == seg[:-1]) & (pos[1:] >= pos[:-1])))):
+            rows = rows[np.lexsort((pos, seg))]
+        b = row.get("broker_id")
+        return replica_of_row(SimpleNamespace(**row), np.ascontiguousarray(rows), segments,
+                              -1 if b is None else int(b))
 
     def summary(self, scan: Any) -> ReplicaSummary:
         """The replica's summary (``scan``: its ``PartitionScan``: checkpoints and recovery plan), equal to the one
