@@ -192,6 +192,8 @@ class Worker:
         env = dict(os.environ, PYTHONWARNINGS="ignore")
         if self.args.pythonpath:
             env["KF_FUZZ_PACKAGE_ROOT"] = self.args.pythonpath
+            # the snapshot's tests/fuzz looks for ../shared beside itself: point it at the checkout's
+            env.setdefault("KF_FUZZ_SHARED", str(ROOT.parent / "shared"))
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      env=env, cwd=str(ROOT))
         self.buf = b""

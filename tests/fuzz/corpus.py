@@ -10,6 +10,7 @@ seed) alone.
 from __future__ import annotations
 
 import base64
+import os
 import random
 import struct
 from dataclasses import dataclass, field
@@ -42,7 +43,8 @@ from kforensics.log.writer import LogDirWriter
 from . import wire
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT.parent / "shared"
+#: ../shared beside the checkout; KF_FUZZ_SHARED names it when the code runs from elsewhere (a campaign snapshot)
+SHARED = Path(os.environ.get("KF_FUZZ_SHARED") or ROOT.parent / "shared")
 ORACLE = SHARED / "oracle" / "fixtures"
 REALDATA = SHARED / "realdata"
 
