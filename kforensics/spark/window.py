@@ -157,7 +157,7 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
                                         dtype=np.int64)}
         if "crc_valid" in t.column_names:
             values["crc_valid"] = np.asarray(t.column("crc_valid"), dtype=bool).astype(np.int64)
-        cols = np.empty((n, len(COLUMNS)), dtype=np.int64)
+        cols = np.empty((n, len(COLUMNS)), dtype=np.int64, order="F")  # column-major, as BatchLog holds it
         for i, c in enumerate(COLUMNS):
             if c in values:
                 cols[:, i] = values[c]
@@ -166,11 +166,11 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
             else:
                 cols[:, i] = 1 if c == "crc_valid" else 0
         parts.append(cols)
-    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    rows = parts[0] if len(parts) == 1 else np.asfortranarray(np.concatenate(parts))
     seg, pos = rows[:, COLUMNS.index("segment")], rows[:, COLUMNS.index("position")]
     if len(rows) > 1 and not bool(np.all((seg[1:] > seg[:-1]) | ((seg[1:] == seg[:-1]) & (pos[1:] >= pos[:-1])))):
-        rows = rows[np.lexsort((pos, seg))]  # stable: as a stable sort by (segment, position)
-    return np.ascontiguousarray(rows), segments
+        rows = np.asfortranarray(rows[np.lexsort((pos, seg))])  # stable: as a stable sort by (segment, position)
+    return rows, segments
 
 
 def replica_of_tables(tables: list[pa.Table], row: dict) -> Replica:
