@@ -179,7 +179,7 @@ def batch_entry(b) -> BatchEntry:
         transactional = control = False
     return BatchEntry(
         position=b.position, size_in_bytes=b.size_in_bytes, magic=magic,
-        base_offset=b.base_offset if b.base_offset >= 0 else None, last_offset=b.last_offset,
+        base_offset=b.base_offset if b.base_offset >= 0 or b.magic >= 2 else None, last_offset=b.last_offset,
         next_offset=b.last_offset + 1, count=count, crc=b.crc, is_valid=b.is_valid,
         compression=CODECS.get(codec, f"unknown({codec})"), timestamp_type=ts_type, base_timestamp=base_ts,
         max_timestamp=b.max_timestamp, delete_horizon_ms=dh, partition_leader_epoch=b.partition_leader_epoch,
