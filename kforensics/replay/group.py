@@ -16,7 +16,7 @@ from ..findings import Finding, finding
 from ..epoch.versions import parse_kafka_version
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .replica import NeedRows, Replica
-from .summary import CHUNK_OFFSETS, ReplicaSummary, summarize, window_floor, windowed
+from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
 
 LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
 
@@ -73,7 +73,7 @@ def _windows(replicas: list[Replica], kafka_version: str, summaries: list[Replic
     size = (summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS)
 
     def lower(offset: int) -> list[Replica]:
-        return windowed(replicas, max(0, offset - offset % size - size) if offset > 0 else 0)
+        return windowed(replicas, floor_below(offset, size))
 
     return windowed(replicas, floor), lower
 

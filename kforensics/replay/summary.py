@@ -156,6 +156,12 @@ def window_floor(summaries: list[ReplicaSummary], mode: KafkaVersion) -> int:
     return floor - floor % size
 
 
+def floor_below(offset: int, chunk_offsets: int) -> int:
+    """The window floor that takes a replay which reached ``offset`` below its window: the start of the range
+    before the one holding ``offset`` (one range of margin, so the batch that straddles it is whole)."""
+    return max(0, offset - offset % chunk_offsets - chunk_offsets) if offset > 0 else 0
+
+
 def windowed(replicas: list[Replica], floor: int) -> list[Replica]:
     """The group windowed at ``floor`` (replicas already windowed lower are widened from their full form by
     the caller: this only narrows)."""

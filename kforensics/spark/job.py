@@ -982,7 +982,7 @@ def replay_rows(cluster: Any, topic: str, partition: int, rows: list[dict], repl
     from ..consumers.read_committed import partition_after_replay
     from ..epoch.versions import parse_kafka_version
     from ..replay.group import replay_group
-    from ..replay.summary import CHUNK_OFFSETS, window_floor
+    from ..replay.summary import CHUNK_OFFSETS, floor_below, window_floor
     from ..tables.impact_tables import consumer_impact_table, reopened_rows, table
 
     reload = None
@@ -992,7 +992,7 @@ def replay_rows(cluster: Any, topic: str, partition: int, rows: list[dict], repl
         replicas = load(window_floor(summaries, parse_kafka_version(kafka_version)))
 
         def reload(offset: int) -> list[Any]:  # as replay_group widens a window of whole replicas
-            return load(max(0, offset - offset % size - size) if offset > 0 else 0)
+            return load(floor_below(offset, size))
 
     paths = {partition_path(SimpleNamespace(**r)): r["snapshot_id"] for r in rows}
     snapshots = {rep.broker_id: paths.get(rep.source) for rep in replicas}

@@ -10,7 +10,7 @@ findings make it 1 at or above ``--fail-on``, as for ``scan``.
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import Any, Callable, TextIO
 
 from ..severity import Severity
 
@@ -104,23 +104,24 @@ def render_text(summary: dict[str, Any], out: TextIO) -> None:
     out.write("clusters\n")
     for line in _table(header, rows, {0, len(header) - 1}):
         out.write(line + "\n")
-    failed = summary.get("failed_tasks") or []
-    if failed:
-        out.write(f"\nfailed tasks ({len(failed)}; SCAN_FAILED in the findings table)\n")
-        for f in failed[:LISTED]:
-            out.write(f"  {_text(f['snapshot_id'])} {_text(f['dir_name'])}: {_text(f['error'])}\n")
-        if len(failed) > LISTED:
-            out.write(f"  … {len(failed) - LISTED} more\n")
-    groups = summary.get("failed_groups") or []
-    if groups:
-        out.write(f"\nfailed replays ({len(groups)}; REPLAY_FAILED in the findings table)\n")
-        for g in groups[:LISTED]:
-            out.write(f"  {_text(g['cluster'])} {_text(g['topic'])}-{_text(g['partition'])}: {_text(g['error'])}\n")
-        if len(groups) > LISTED:
-            out.write(f"  … {len(groups) - LISTED} more\n")
+    _listed(out, "failed tasks", "SCAN_FAILED", summary.get("failed_tasks") or [],
+            lambda f: f"{_text(f['snapshot_id'])} {_text(f['dir_name'])}: {_text(f['error'])}")
+    _listed(out, "failed replays", "REPLAY_FAILED", summary.get("failed_groups") or [],
+            lambda g: f"{_text(g['cluster'])} {_text(g['topic'])}-{_text(g['partition'])}: {_text(g['error'])}")
     unreadable = summary.get("unreadable_snapshots") or []
     if unreadable:
         shown = ", ".join(_text(s) for s in unreadable[:LISTED]) + (" …" if len(unreadable) > LISTED else "")
         out.write(f"\nunreadable snapshots ({len(unreadable)}; SNAPSHOT_UNREADABLE or NO_LOG_DIR): {shown}\n")
     out.write(f"\ntables in {_text(summary.get('out'))}\n")
     out.write(summary_line(summary) + "\n")
+
+
+def _listed(out: TextIO, title: str, code: str, items: list[dict], line: Callable[[dict], str]) -> None:
+    """A titled list of failures, the first ``LISTED`` of them, and how many more there are."""
+    if not items:
+        return
+    out.write(f"\n{title} ({len(items)}; {code} in the findings table)\n")
+    for item in items[:LISTED]:
+        out.write(f"  {line(item)}\n")
+    if len(items) > LISTED:
+        out.write(f"  … {len(items) - LISTED} more\n")
