@@ -66,7 +66,7 @@ def same(a, b) -> None:
         str(x).rsplit("/", 1)[-1] for x in b.segments]
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS[:12], ids=lambda p: p.name)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
 def test_windows_read_from_the_batch_files_equal_the_single_process_windows(scenario, tmp_path):
     """For every floor (each batch's first and last offset, and past the end): the replica made from the rows above
     the floor and the prefix columns below it is ``elide`` of the whole replica; the summaries are the CLI's."""
@@ -93,7 +93,7 @@ def test_windows_read_from_the_batch_files_equal_the_single_process_windows(scen
     assert compared
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS[:12], ids=lambda p: p.name)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
 def test_small_replicas_kept_while_scanned_equal_the_single_process_replicas(scenario, tmp_path):
     """A small replica travels whole, made from the rows its sink kept as they streamed by (its batches file is
     not read back): it is the replica ``kforensics replay`` loads."""
