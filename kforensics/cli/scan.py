@@ -50,6 +50,17 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
       kforensics scan /data/kafka-logs --format json > scan.json
       kforensics scan /data/kafka-logs --out /tmp/evidence
     """
+    from ..log.file_hash import cancel_prefetched, prefetch, segment_files
+
+    # the segments' hashing starts now, on a helper thread, and runs while the rest loads and the walk goes on
+    prefetch(segment_files(log_dirs))
+    try:
+        _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress)
+    finally:
+        cancel_prefetched()
+
+
+def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress):
     from ..scan.broker import scan_log_dirs
     from ..scan.partition import CoordinatorSource, transaction_coordinator
     from .scan_text import render_scan_text, resolve_log_dirs

@@ -25,6 +25,7 @@ from ..findings import Finding, FindingLog, finding
 from ..formats import legacy, record_batch
 from . import kernels
 from .batch_table import COL, FLAG_HUGE, FLAG_RECOVERED, NCOLS, BatchTable, new_batch_rows
+from .file_hash import HASH_APART, digest_of
 from .sources import file_size, open_binary
 
 DEFAULT_WINDOW = 4 << 20
@@ -136,9 +137,13 @@ class _Window:
             if not got:
                 break
             if self.hasher is not None and at <= self.hashed < at + got:
-                # hashing runs on a helper thread (hashlib releases the GIL) while the walk
-                # proceeds on the same, read-only bytes; it is joined before they are overwritten
-                self._pending = _hash_pool().submit(self.hasher.update, mv[self.n + self.hashed - at : self.n + got])
+                piece = mv[self.n + self.hashed - at : self.n + got]
+                if len(piece) < HASH_APART:
+                    self.hasher.update(piece)  # a few pieces of a small file: handing them over costs more
+                else:
+                    # hashing runs on a helper thread (hashlib releases the GIL) while the walk
+                    # proceeds on the same, read-only bytes; it is joined before they are overwritten
+                    self._pending = _hash_pool().submit(self.hasher.update, piece)
                 self.hashed = at + got
             self.n += got
 
@@ -217,10 +222,15 @@ class SegmentReader:
         self.summary = ReadSummary(self.label)
         self._log = FindingLog()
         with open_binary(self.path) as fh:
-            size = os.fstat(fh.fileno()).st_size if isinstance(self.path, str) else file_size(self.path)
+            local = isinstance(self.path, str)
+            size = os.fstat(fh.fileno()).st_size if local else file_size(self.path)
             self.summary.size = size
+            # a local file is hashed apart from the walk (see file_hash); an archive member or a remote file is
+            # hashed from the walk's own reads, so its bytes are fetched or inflated once
+            # (a small file is hashed on this thread from the walk's reads: a thread costs more than its hash)
+            file_hash = digest_of(self.path, fh.fileno()) if self.sha256 and local and size > HASH_APART else None
             win = _Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
-                          hashlib.sha256() if self.sha256 else None)
+                          hashlib.sha256() if self.sha256 and file_hash is None else None)
             self._win = win
             win.slide(0)
             K = kernels.get()
@@ -271,8 +281,11 @@ class SegmentReader:
                     recovered = True
                     if pos < win.file_pos or pos + HEADER_PREFIX > win.end:
                         win.slide(pos)
-                self.summary.sha256 = win.finish_hash()
+                self.summary.sha256 = file_hash.result() if file_hash is not None else win.finish_hash()
+                file_hash = None
             finally:
+                if file_hash is not None:
+                    file_hash.cancel()
                 win.join_hash()
                 self._win = None
                 self.summary.findings = self._log.findings()

@@ -57,10 +57,11 @@ from ..scan.partition import scan_partition
 from ..tables.replay_tables import (PARTITION_COLUMNS, divergence_rows, divergence_table,
                                     findings_rows_table, partition_path, replica_rows,
                                     replicas_from_frames, verdict_rows, verdicts_table)
-from ..tables.scan_tables import REPORT_TABLES, BatchesWriter, write_table
-from ..tables.schemas import CONTEXT, SCHEMAS, fit, table as table_of
+from ..tables.scan_tables import REPORT_ROWS, REPORT_TABLES, write_table
+from ..tables.schemas import CONTEXT, SCHEMAS, fit, fit_rows, table as table_of
+from .batch_files import DirBatches, TaskBatches
 from .inputs import Snapshot
-from .window import (INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, group_replicas, partition_row,
+from .window import (INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, group_replicas,
                      replica_of_tables)
 
 #: the ``__consumer_offsets`` and ``__transaction_state`` topics (their copies are read for the impact analyses)
@@ -259,6 +260,12 @@ def _report_tables(report: ScanReport, context: dict) -> dict[str, pa.Table]:
     return {name: make(report, context) for name, make in REPORT_TABLES.items()}
 
 
+def _report_rows(report: ScanReport, context: dict) -> dict[str, list[dict]]:
+    """The rows of :func:`_report_tables`, each fitted to its table's schema (rows, not tables: a task gathers the
+    rows of all its dirs and builds each table once)."""
+    return {name: fit_rows(name, make(report, context)) for name, make in REPORT_ROWS.items()}
+
+
 def _write_parts(report: ScanReport, staging: str, part: str, context: dict, filesystem=None) -> dict[str, pa.Table]:
     out = _report_tables(report, context)
     for name, t in out.items():
@@ -266,12 +273,23 @@ def _write_parts(report: ScanReport, staging: str, part: str, context: dict, fil
     return out
 
 
-def make_sketch(partitions: pa.Table, sink: SketchSink, scan: Any, batches: str, filesystem=None) -> Sketch:
-    """What the replay stage needs of a scanned replica: its partition row and summary, and the replica itself
-    when it is small (else where its batch rows are)."""
+def sketch_row(fitted: dict) -> dict:
+    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row (fitted to its schema: see
+    :func:`kforensics.tables.schemas.fit_rows`) as the table gives them back (timestamps as Arrow makes them)."""
+    schema = SCHEMAS["partitions"]
+    out = {}
+    for c in PARTITION_COLUMNS:
+        v, typ = fitted[c], schema.field(c).type
+        out[c] = pa.scalar(v, typ).as_py() if v is not None and pa.types.is_timestamp(typ) else v
+    return out
+
+
+def make_sketch(partition: dict, sink: SketchSink, scan: Any, batches: str | None, filesystem=None) -> Sketch:
+    """What the replay stage needs of a scanned replica: its partition row (fitted, as in the ``partitions``
+    table) and summary, and the replica itself when it is small (else where its batch rows are)."""
     import pyarrow.parquet as pq
 
-    row = partition_row(partitions, PARTITION_COLUMNS)
+    row = sketch_row(partition)
     sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
     if sink.rows <= INLINE_ROWS:
         # the rows the sink kept as they streamed by (the file is not read back)
@@ -505,15 +523,16 @@ def _rows(frame: pd.DataFrame) -> list[PartitionRow]:
     return out
 
 
-def _finding_keys(frame: pd.DataFrame) -> set:
-    """The :func:`kforensics.scan.broker._key` of each row of a findings frame."""
+def _finding_keys(rows: Any) -> set:
+    """The :func:`kforensics.scan.broker._key` of each row of a findings table (rows with its columns as
+    attributes: a frame's ``itertuples()``, or namespaces)."""
     from ..scan.broker import _key
 
     def frozen(v: Any) -> Any:
         return tuple(frozen(x) for x in v) if isinstance(v, list) else v
 
     keys = set()
-    for r in frame.itertuples(index=False):
+    for r in rows:
         facts = json.loads(r.facts) if isinstance(r.facts, str) else {}
         facts = {k: frozen(v) for k, v in facts.items()} if isinstance(facts, dict) else {}
         keys.add(_key(SimpleNamespace(code=r.code, file=_none(r.file), facts=facts,
@@ -655,22 +674,35 @@ def _add_findings(have: list, extra: list) -> list:
     return out
 
 
+#: rows of one table a task holds as dicts before they become an Arrow table (memory stays bounded)
+GATHER_ROWS = 4096
+
+
 class Gathered:
-    """One Spark task's report tables, gathered in memory and written once per table (a file per cluster and
-    topic: :func:`_write`) when the task ends; the ``batches`` rows stream to their own files meanwhile."""
+    """One Spark task's report rows, gathered and written once per table (a file per cluster and topic:
+    :func:`_write`) when the task ends; the ``batches`` rows go to their own files meanwhile.  Building a table
+    per partition dir would cost more than scanning a small one."""
 
     def __init__(self) -> None:
+        self.rows: dict[str, list[dict]] = {}
         self.tables: dict[str, list[pa.Table]] = {}
 
-    def add(self, tables: dict[str, pa.Table]) -> None:
-        for name, t in tables.items():
-            if len(t):
-                self.tables.setdefault(name, []).append(t)
+    def add(self, rows: dict[str, list[dict]]) -> None:
+        for name, rs in rows.items():
+            if rs:
+                held = self.rows.setdefault(name, [])
+                held += rs
+                if len(held) >= GATHER_ROWS:
+                    self.tables.setdefault(name, []).append(table_of(name, held, fitted=True))
+                    self.rows[name] = []
 
     def write(self, staging_path: str, part: str, filesystem=None) -> None:
+        for name, rs in self.rows.items():
+            if rs:
+                self.tables.setdefault(name, []).append(table_of(name, rs, fitted=True))
         for name, ts in self.tables.items():
             _write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
-        self.tables = {}
+        self.rows, self.tables = {}, {}
 
 
 #: where the scan tables of ``-delete`` and ``-stray`` dirs wait for the broker checks (their topic names may be
@@ -678,36 +710,37 @@ class Gathered:
 PENDING = ".pending"
 
 
-def _severities(t: pa.Table | None) -> str | None:
+def _severities(rows: list[dict]) -> str | None:
     """A findings table's rows per severity, as JSON (what the summary counts)."""
-    if t is None or not len(t):
+    if not rows:
         return None
     counts: dict[str, int] = {}
-    for sev in t.column("severity").to_pylist():
-        counts[str(sev)] = counts.get(str(sev), 0) + 1
+    for r in rows:
+        counts[str(r["severity"])] = counts.get(str(r["severity"]), 0) + 1
     return json.dumps(counts)
 
 
-def _keep(tables: dict[str, pa.Table], gathered: Gathered | None, staging_path: str, part: str, filesystem,
+def _keep(rows: dict[str, list[dict]], gathered: Gathered | None, staging_path: str, part: str, filesystem,
           pending: bool = False) -> None:
-    """A dir's report tables: gathered for the task's files (``gathered``), or written now; those whose topic the
+    """A dir's report rows: gathered for the task's files (``gathered``), or written now; those whose topic the
     broker checks may correct (``pending``) kept apart under :data:`PENDING`."""
     if pending:
         for name in NAMED_TABLES:
-            t = tables.pop(name)
-            if len(t):
+            rs = rows.pop(name)
+            if rs:
                 d = f"{staging_path}/{PENDING}/{name}"
                 _mkdirs(filesystem, d)
-                write_table(t, f"{d}/{part}.parquet", filesystem)
+                write_table(table_of(name, rs, fitted=True), f"{d}/{part}.parquet", filesystem)
     if gathered is not None:
-        gathered.add(tables)
+        gathered.add(rows)
     else:
-        for name, t in tables.items():
-            _write(name, t, staging_path, part, filesystem)
+        for name, rs in rows.items():
+            _write(name, table_of(name, rs, fitted=True), staging_path, part, filesystem)
 
 
 def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: str,
-              batches_dir: str = "batches", gathered: Gathered | None = None) -> tuple:
+              batches_dir: str = "batches", gathered: Gathered | None = None,
+              task_batches: TaskBatches | None = None) -> tuple:
     """Scan one task's partition dir: its batch rows streamed to their file, its other table rows gathered
     (``gathered``; written now without it); its status row (:data:`STATUS_COLUMNS`: with the pickled committed
     offsets of a ``__consumer_offsets`` copy, its findings per severity, and what the broker checks read of it
@@ -726,6 +759,8 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
     batch_dir = f"{staging_path}/{batches_dir}/" + hive_dir("batches", context["cluster"],
                                                            fit(getattr(name_, "topic", None), pa.string()))[8:]
     batches = f"{batch_dir}/{t.part}.parquet"
+    own = task_batches is None  # without the task's files (a caller scanning one dir), a file of its own
+    task_batches = task_batches if task_batches is not None else TaskBatches(t.part, filesystem)
     writer = None
     try:
         log_dir, dir_name = (_unhex(x) for x in json.loads(t.raw))
@@ -733,13 +768,15 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
         ld = root / log_dir if log_dir else root
         pdir = open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
         _mkdirs(filesystem, batch_dir)
-        writer = BatchesWriter(batches, context, filesystem)
+        writer = DirBatches(task_batches, batch_dir, batches, context, filesystem)
         sink = SketchSink(writer)
         with transaction_coordinator(_snapshot_coordinator(t.snapshot_id, info)):
             scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
                                   batch_sink=sink)
-        writer.close()
+        batches = writer.finish()  # None: its rows went to the task's file (a small replica, not read back)
         writer = None
+        if own:
+            task_batches.close()
         extra, payload = [], None
         if pdir.name.suffix is None and pdir.topic == CONSUMER_OFFSETS:
             from ..consumers.committed_offsets import read_copy
@@ -753,34 +790,30 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
             extra += read_transaction_state([(None, pdir)]).findings  # its records that do not decode
         extra += archive_damage(getattr(root, "archive", None), tuple(getattr(pdir.path, "parts", ())) or None)
         report = ScanReport(broker, [scan], _add_findings(scan.findings, extra), scan.files)
-        tables = _report_tables(report, context)
+        rows = _report_rows(report, context)
         sketch = None
         if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
-            sketch = pickle.dumps(make_sketch(tables["partitions"], sink, scan, batches, filesystem),
+            sketch = pickle.dumps(make_sketch(rows["partitions"][0], sink, scan, batches, filesystem),
                                   protocol=pickle.HIGHEST_PROTOCOL)
         check = None
         if info.get("checks"):
-            rows = tables["partitions"].select(CHECK_COLUMNS).to_pylist()
-            keys = _finding_keys(tables["findings"].to_pandas()) if len(tables["findings"]) else set()
-            check = pickle.dumps((rows, keys), protocol=pickle.HIGHEST_PROTOCOL)
-        severities = _severities(tables["findings"])
-        _keep(tables, gathered, staging_path, t.part, filesystem, pdir.name.suffix in ("delete", "stray"))
+            picked = [{c: r[c] for c in CHECK_COLUMNS} for r in rows["partitions"]]
+            keys = _finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
+            check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
+        severities = _severities(rows["findings"])
+        _keep(rows, gathered, staging_path, t.part, filesystem, pdir.name.suffix in ("delete", "stray"))
         return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
                 fit(pdir.topic, pa.string()), pdir.partition, sketch, severities, check)
     except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
-        if writer is not None:
-            try:
-                writer.close()
-            except Exception:  # noqa: BLE001
-                pass
-        _rmtree(filesystem, batches)  # no batch rows without their partition row
+        if writer is not None and writer.abandon():
+            _rmtree(filesystem, batches)  # no batch rows without their partition row
         err = f"{type(e).__name__}: {e}"
         f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
                     file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),
                     traceback=traceback.format_exc()[-2000:])
-        tables = _report_tables(ScanReport(broker, [], [f], []), context)
-        severities = _severities(tables["findings"])
-        _keep(tables, gathered, staging_path, t.part, filesystem)
+        rows = _report_rows(ScanReport(broker, [], [f], []), context)
+        severities = _severities(rows["findings"])
+        _keep(rows, gathered, staging_path, t.part, filesystem)
         return (t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None,
                 severities, None)
 
@@ -796,11 +829,14 @@ def scan_tasks(staging: str, kafka_version: str, snapshots: Any = None, batches_
         filesystem, staging_path = split_uri(staging)
         info = getattr(snapshots, "value", snapshots) or {}
         gathered = Gathered()
+        part = _task_part("s")
+        task_batches = TaskBatches(part, filesystem)
         out = []
         for frame in frames:
             out += [scan_task(t, info.get(t.snapshot_id, {}), staging_path, filesystem, kafka_version, batches_dir,
-                              gathered) for t in frame.itertuples(index=False)]
-        gathered.write(staging_path, _task_part("s"), filesystem)
+                              gathered, task_batches) for t in frame.itertuples(index=False)]
+        task_batches.close()
+        gathered.write(staging_path, part, filesystem)
         yield pd.DataFrame(out, columns=STATUS_COLUMNS)
 
     return run
@@ -1067,7 +1103,7 @@ def replay_groups(kafka_version: str, shared: Any = None, staging: str | None = 
                 for name, t in tables.items():
                     _write(name, t, staging_path, part, filesystem)
             return pd.DataFrame([(cluster, topic, partition, "ok", None, len(tables["verdicts"]), affected,
-                                  _severities(tables["findings"]),
+                                  _severities(tables["findings"].to_pylist()),
                                   _verdict_summary(tables["verdicts"].to_pylist()))], columns=GROUP_COLUMNS)
         except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
             err = f"{type(e).__name__}: {e}"

@@ -35,7 +35,7 @@ def context_of(report: ScanReport, context: dict | None) -> dict:
     return c
 
 
-def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def partitions_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
@@ -53,52 +53,79 @@ def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Tabl
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
                      "recovery_lost_records": r.lost_records, "recovery_lost_committed_records": r.lost_committed_records,
                      "recovery": dumps(r), "complete": p.complete})
-    return table("partitions", rows)
+    return rows
+
+
+def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    return table("partitions", partitions_rows(report, context))
+
+
+def segments_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+    c = context_of(report, context)
+    return [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
+            for p in report.partitions for s in p.segments]
 
 
 def segments_table(report: ScanReport, context: dict | None = None) -> pa.Table:
-    c = context_of(report, context)
-    rows = [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
-            for p in report.partitions for s in p.segments]
-    return table("segments", rows)
+    return table("segments", segments_rows(report, context))
 
 
-def epochs_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def epochs_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
         for source, entries in (("checkpoint", p.epoch_cache_written or []), ("rebuilt", p.epoch_cache_rebuilt)):
             rows += [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, "source": source,
                       "epoch": epoch, "start_offset": start} for epoch, start in entries]
-    return table("epochs", rows)
+    return rows
 
 
-def findings_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def epochs_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    return table("epochs", epochs_rows(report, context))
+
+
+def findings_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
     c = context_of(report, context)
     rows = [{**c, "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity), "file": f.file,
              "position": f.position, "line": f.line, "message": f.message, "facts": dumps(f.facts)}
             for f in report.all_findings()]
-    return table("findings", rows)
+    return rows
+
+
+def findings_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    return table("findings", findings_rows(report, context))
+
+
+def files_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+    c = context_of(report, context)
+    return [{**c, **to_jsonable(f)} for f in report.files]
 
 
 def files_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    return table("files", files_rows(report, context))
+
+
+def checkpoints_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+    """Every entry of the root offset checkpoints (HW, recovery point, log start, cleaner offset)."""
     c = context_of(report, context)
-    return table("files", [{**c, **to_jsonable(f)} for f in report.files])
+    return [{**c, **to_jsonable(e)} for e in report.checkpoints]
 
 
 def checkpoints_table(report: ScanReport, context: dict | None = None) -> pa.Table:
-    """Every entry of the root offset checkpoints (HW, recovery point, log start, cleaner offset)."""
-    c = context_of(report, context)
-    return table("checkpoints", [{**c, **to_jsonable(e)} for e in report.checkpoints])
+    return table("checkpoints", checkpoints_rows(report, context))
 
 
-def transactions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def transactions_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
     """Every partition's transactions as its log shows them: open ones (hanging or not), then its listed markers."""
     from .impact_tables import transaction_rows
 
     c = context_of(report, context)
-    return table("transactions", [row for p in report.partitions if p.transactions is not None
-                                  for row in transaction_rows(p.transactions, c)])
+    return [row for p in report.partitions if p.transactions is not None
+            for row in transaction_rows(p.transactions, c)]
+
+
+def transactions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+    return table("transactions", transactions_rows(report, context))
 
 
 def committed_offsets_table(committed: Any, report: ScanReport, context: dict | None = None) -> pa.Table:
@@ -110,6 +137,18 @@ def committed_offsets_table(committed: Any, report: ScanReport, context: dict | 
         return table("committed_offsets", [])
     return table("committed_offsets", committed_offset_rows(committed, context_of(report, context)))
 
+
+#: the rows of the tables built from the report once the scan is done (each table's rows as dicts; ``table``
+#: makes them a table)
+REPORT_ROWS = {
+    "partitions": partitions_rows,
+    "segments": segments_rows,
+    "epochs": epochs_rows,
+    "findings": findings_rows,
+    "files": files_rows,
+    "checkpoints": checkpoints_rows,
+    "transactions": transactions_rows,
+}
 
 #: tables built from the report once the scan is done (``batches`` is streamed while it runs)
 REPORT_TABLES = {
@@ -242,6 +281,16 @@ class BatchesWriter:
     def set_context(self, **context: Any) -> None:
         self.context.update(context)
 
+    @property
+    def held_rows(self) -> int:
+        """Rows received and not yet handed to the writer thread."""
+        return self._rows
+
+    def flush(self) -> None:
+        """Write what is held as a row group now (a caller holding many writers keeps their sum bounded)."""
+        self._raise_error()
+        self._flush()
+
     @staticmethod
     def _constant_types() -> dict[str, pa.DataType]:
         schema = SCHEMAS["batches"]
@@ -327,7 +376,12 @@ class BatchesWriter:
         if not self._closed:
             self._closed = True
             try:
-                if self._error is None:
+                if self._error is None and self._thread is None and self._pending:
+                    # never a full row group (a small partition): written here, no thread started for it
+                    pending, n = self._pending, self._rows
+                    self._pending, self._rows = [], 0
+                    self._write(pending, n)
+                elif self._error is None:
                     self._flush()
             finally:
                 if self._thread is not None:

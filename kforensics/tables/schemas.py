@@ -161,12 +161,22 @@ def _surrogates(text: str) -> bool:
         return True
 
 
-def table(name: str, rows: list[dict]) -> pa.Table:
-    """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column."""
+def fit_rows(name: str, rows: list[dict]) -> list[dict]:
+    """``rows`` as the table ``name`` holds them: every column of its schema, each value made to fit (what
+    :func:`table` of them gives back row by row, without building a table)."""
+    fields = [(f.name, f.type) for f in SCHEMAS[name]]
+    return [{k: fit(r.get(k), t) for k, t in fields} for r in rows]
+
+
+def table(name: str, rows: list[dict], fitted: bool = False) -> pa.Table:
+    """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column
+    (``fitted``: the rows come from :func:`fit_rows`, as they are)."""
     schema = SCHEMAS[name]
-    types = {f.name: f.type for f in schema}
-    fitted = [{k: fit(r.get(k), t) for k, t in types.items()} for r in rows]
-    return pa.Table.from_pylist(fitted, schema=schema)
+    # a column at a time (one Arrow array per column, not a dict per row)
+    if fitted:
+        return pa.Table.from_arrays([pa.array([r[f.name] for r in rows], f.type) for f in schema], schema=schema)
+    return pa.Table.from_arrays([pa.array([fit(r.get(f.name), f.type) for r in rows], f.type) for f in schema],
+                                schema=schema)
 
 
 def markdown() -> str:
