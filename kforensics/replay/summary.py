@@ -11,21 +11,65 @@ there on (:func:`window_floor`, :func:`kforensics.replay.replica.elide`).
 When the replay reaches lower after all it asks for more
 (:class:`~kforensics.replay.replica.NeedRows`), so the window only ever
 saves work, never changes an answer.
+
+The summary also marks, at each range boundary, what the replay keeps of the
+batches below it (:class:`Marks`: their epoch transitions and runs and where
+they end, as :func:`~kforensics.replay.replica.elide` makes them), so a
+caller holding only the batches from the floor on (the Spark replay) needs
+nothing else of the log below.
 """
 
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
-from .replica import COLUMNS, IDENTITY, Replica
+from .replica import COLUMNS, IDENTITY, Prefix, Replica
 
 #: offsets per digest range: a few hundred ranges for a million batches
 CHUNK_OFFSETS = 1 << 14
+#: most epoch transitions, epoch runs or segments a summary keeps to give prefixes (a log with more, hostile or
+#: odd, gets none: a windowed replica's prefix is then read from its batches)
+PREFIX_CAP = 4096
 _BASE, _MAGIC, _CRC_VALID = COLUMNS.index("base_offset"), COLUMNS.index("magic"), COLUMNS.index("crc_valid")
+_LAST, _EPOCH = COLUMNS.index("last_offset"), COLUMNS.index("partition_leader_epoch")
+
+
+@dataclass
+class Marks:
+    """What :func:`~kforensics.replay.replica.elide` makes of the batches below any window floor that is a range
+    boundary, without the batches: the log's epoch transitions and runs (one per change of epoch or format, so
+    few), and a *mark* per range that last offsets end in, saying how far into them the batches up to it reach.
+
+    Kept only for a log in order (base offsets increase, last offsets never decrease): the batches below a
+    floor are then the first ones, those whose last offsets lie in the ranges below it.
+    """
+
+    rows: int = 0  # batches in the log
+    transitions: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, base offset, magic), all
+    runs: list[tuple[int, int, int]] = field(default_factory=list)  # (first, last offset, epoch), all
+    # per mark, in log order (a mark holds for the floors from the range after its own to the next mark's range):
+    chunks: list[int] = field(default_factory=list)  # the range the last offsets of its batches end in
+    below: list[int] = field(default_factory=list)  # the batches up to its last one
+    ends: list[int] = field(default_factory=list)  # the next offset after them
+    keys: list[int] = field(default_factory=list)  # the epoch key of the last of them (epoch_transitions')
+    n_transitions: list[int] = field(default_factory=list)  # how many transitions they hold
+    n_runs: list[int] = field(default_factory=list)  # how many runs they reach into
+
+    def at(self, chunk: int) -> tuple[int, Prefix | None]:
+        """(batches below the floor at the start of range ``chunk``, their prefix: None when there are none)."""
+        i = bisect_left(self.chunks, chunk) - 1
+        if i < 0:
+            return 0, None
+        end, runs = self.ends[i], self.runs[: self.n_runs[i]]
+        first, _, epoch = runs[-1]
+        runs[-1] = (first, end - 1, epoch)  # the last run, cut at the floor: up to the last batch below it
+        return self.below[i], Prefix(end, self.transitions[: self.n_transitions[i]], self.keys[i], runs)
 
 
 @dataclass
@@ -43,6 +87,18 @@ class ReplicaSummary:
     first_damaged: int | None = None  # base offset of the first batch whose CRC fails
     has_legacy: bool = False  # batches with no leader epoch (magic < 2)
     reaches: list[int] = field(default_factory=list)  # offsets restart or kept damage reach (recovery's cut ...)
+    marks: Marks | None = None  # the prefixes below range boundaries (None: the log is out of order, or too odd)
+    segments: list[str] | None = None  # the segments holding batches, in log order (with ``marks`` only)
+
+    def below(self, floor: int) -> tuple[int, Prefix | None] | None:
+        """What ``elide(replica, floor)`` makes of the batches below ``floor``: (how many, their
+        :class:`~kforensics.replay.replica.Prefix`, None when there are none); None when the summary cannot tell
+        (no marks kept, or a floor that is no range boundary)."""
+        if self.marks is None or floor % self.chunk_offsets:
+            return None
+        if floor <= 0:
+            return 0, None  # elide keeps everything
+        return self.marks.at(floor // self.chunk_offsets)
 
     def digest_of(self, chunk: int) -> bytes | None:
         try:
@@ -52,7 +108,8 @@ class ReplicaSummary:
 
 
 class SummaryBuilder:
-    """Digests a replica's batches as they stream by (replay columns, in log order)."""
+    """Digests a replica's batches as they stream by (replay columns, in log order), and marks what their prefix
+    is at each range boundary (:class:`Marks`)."""
 
     def __init__(self, chunk_offsets: int = CHUNK_OFFSETS) -> None:
         self.chunk_offsets = chunk_offsets
@@ -60,10 +117,19 @@ class SummaryBuilder:
         self._order: list[int] = []
         self.first_damaged: int | None = None
         self.has_legacy = False
+        self.marks: Marks | None = Marks()
+        self._key = NO_KEY  # the epoch key of the last batch fed
+        self._last_row: tuple[int, int] | None = None  # (base, last offset) of the last batch fed
+
+    def out_of_order(self) -> None:
+        """The rows are not fed in the order of the replica's log (its maker sorts them): keep no marks."""
+        self.marks = None
 
     def feed(self, rows: np.ndarray) -> None:
         if not len(rows):
             return
+        if self.marks is not None:
+            self._mark(rows)
         base = rows[:, _BASE]
         chunk = np.floor_divide(np.maximum(base, 0), self.chunk_offsets)
         ident = np.ascontiguousarray(rows[:, IDENTITY])
@@ -82,12 +148,78 @@ class SummaryBuilder:
                 self.first_damaged = int(base[bad[0]])
         self.has_legacy = self.has_legacy or bool((rows[:, _MAGIC] < 2).any())
 
+    def _mark(self, rows: np.ndarray) -> None:
+        """Extend the marks by ``rows`` (or drop them: rows out of order, or too many changes)."""
+        m = self.marks
+        base, last, ep = rows[:, _BASE], rows[:, _LAST], rows[:, _EPOCH]
+        if not _in_order(base, last, self._last_row):
+            self.marks = None  # elide windows no log whose bases go back (and it searches the last offsets)
+            return
+        trans, key = epoch_transitions(ep, base, rows[:, _MAGIC], self._key)
+        starts = np.flatnonzero(np.concatenate(([not m.runs or int(ep[0]) != m.runs[-1][2]], ep[1:] != ep[:-1])))
+        if len(m.transitions) + len(trans) > PREFIX_CAP or len(m.runs) + len(starts) > PREFIX_CAP:
+            self.marks = None  # about as many changes as batches: the prefix is read from the batches
+            return
+        self._add_marks(base, last, trans, starts)
+        _add_runs(m.runs, base, last, ep, starts)
+        m.transitions += trans
+        m.rows += len(rows)
+        self._key, self._last_row = key, (int(base[-1]), int(last[-1]))
+
+    def _add_marks(self, base: np.ndarray, last: np.ndarray, trans: list[tuple[int, int, int]],
+                   starts: np.ndarray) -> None:
+        """A mark after the last of these rows in each range their last offsets end in (``trans``: the
+        transitions they add, ``starts``: the rows starting a run); the mark of a range they continue is
+        replaced."""
+        m = self.marks
+        q = np.floor_divide(last, self.chunk_offsets)
+        ends = np.flatnonzero(np.concatenate((q[1:] != q[:-1], [True])))  # the last row of each range
+        if m.chunks and m.chunks[-1] == int(q[0]):
+            for marks in (m.chunks, m.below, m.ends, m.keys, m.n_transitions, m.n_runs):
+                marks.pop()
+        at = np.searchsorted(base, [b for _, b, _ in trans])  # the rows they are (bases are distinct here)
+        seen = np.searchsorted(at, ends, side="right")
+        keys = [self._key] + [_key_of(t) for t in trans]  # the key after each transition (at most the cap)
+        m.chunks += q[ends].tolist()
+        m.below += (ends + 1 + m.rows).tolist()
+        m.ends += [x + 1 for x in last[ends].tolist()]  # Python ints: a last offset may be the largest int64
+        m.keys += [keys[j] for j in seen.tolist()]
+        m.n_transitions += (seen + len(m.transitions)).tolist()
+        m.n_runs += (np.searchsorted(starts, ends, side="right") + len(m.runs)).tolist()
+
     def finish(self, r: Replica) -> ReplicaSummary:
-        """The summary of replica ``r`` (its checkpoints and recovery plan; the batches were fed)."""
+        """The summary of replica ``r`` (its checkpoints, recovery plan and segments; the batches were fed)."""
+        kept = self.marks is not None and len(r.segments) <= PREFIX_CAP
         return ReplicaSummary(r.broker_id, self.chunk_offsets, list(self._order),
                               [self._hashers[c].digest() for c in self._order], r.log_start, r.log_end_offset,
                               r.cleaner_offset, r.high_watermark, self.first_damaged, self.has_legacy,
-                              reaches(r))
+                              reaches(r), self.marks if kept else None,
+                              [str(s) for s in r.segments] if kept else None)
+
+
+def _add_runs(runs: list[tuple[int, int, int]], base: np.ndarray, last: np.ndarray, ep: np.ndarray,
+              starts: np.ndarray) -> None:
+    """Extend the epoch runs (as :meth:`BatchLog.runs` gives them) by these rows (``starts``: the rows starting
+    a run; without one at row 0 the last run goes on)."""
+    if runs and (not len(starts) or starts[0] > 0):
+        first, _, epoch = runs[-1]
+        runs[-1] = (first, int(last[starts[0] - 1] if len(starts) else last[-1]), epoch)
+    run_ends = np.concatenate((starts[1:] - 1, [len(ep) - 1]))
+    runs += [(int(base[a]), int(last[b]), int(ep[a])) for a, b in zip(starts.tolist(), run_ends.tolist())]
+
+
+def _in_order(base: np.ndarray, last: np.ndarray, before: tuple[int, int] | None) -> bool:
+    """Whether base offsets strictly increase and last offsets never decrease, from the batch ``before``
+    (base, last offset) on."""
+    if before is not None and not (int(base[0]) > before[0] and int(last[0]) >= before[1]):
+        return False
+    return bool(np.all(base[1:] > base[:-1]) and np.all(last[1:] >= last[:-1]))
+
+
+def _key_of(transition: tuple[int, int, int]) -> int:
+    """The epoch key of one batch (epoch, base offset, magic), as :func:`epoch_transitions` keys it."""
+    epoch, base, magic = transition
+    return epoch_transitions(np.array([epoch]), np.array([base]), np.array([magic]))[1]
 
 
 def reaches(r: Replica) -> list[int]:

@@ -7,10 +7,15 @@ itself.  The replay stage moves only these sketches: a group's replay starts
 from the window its summaries give (:func:`kforensics.replay.summary.window_floor`)
 and reads, from the replica's own ``batches`` Parquet file, the rows from the
 window's floor on (a predicate on ``last_offset``, pruned by row-group
-statistics) plus, for the rows below, only the columns the elided prefix keeps
-(epochs, offsets, format).  The windowed replica is then made by
-:func:`kforensics.replay.replica.elide`, the function the single-process replay
-windows with, so both front ends replay the same replicas.
+statistics).  What the replay keeps of the rows below (the elided prefix: epoch
+transitions and runs, where they end) comes from the summary, which marked it
+at every range boundary while the batches streamed by
+(:meth:`kforensics.replay.summary.ReplicaSummary.below`).  A summary without
+marks (a log out of order, or with more epoch changes than it keeps) makes the
+windowed replica the old way: the prefix columns of the rows below are read too
+(epochs, offsets, format) and :func:`kforensics.replay.replica.elide`, the
+function the single-process replay windows with, makes the prefix.  Either way
+both front ends replay the same replicas.
 """
 
 from __future__ import annotations
@@ -46,6 +51,8 @@ class SketchSink:
         self.inner = inner
         self.builder = SummaryBuilder(chunk_offsets)
         self._segs: list[Any] = []
+        self._names: list[str] = []  # their names as the batches table has them
+        self._position = -1  # of the last batch fed
         self.last: np.ndarray | None = None
         self.rows = 0
         self._kept: list[np.ndarray] | None = []  # the rows of a small replica (None once it is not small)
@@ -55,14 +62,28 @@ class SketchSink:
             self.inner(pd_, seg, t)
         if not len(t):
             return
-        if not self._segs or self._segs[-1] is not seg.log:
+        new = not self._segs or self._segs[-1] is not seg.log
+        if new:
             self._segs.append(seg.log)
+            self._names.append(fit(seg.log.name, pa.string()))
         rows = replay_columns(t, len(self._segs) - 1)
+        if self.builder.marks is not None and not self._in_log_order(rows, new):
+            self.builder.out_of_order()
         self.builder.feed(rows)
         self.last = rows[-1:].copy()
         self.rows += len(rows)
         if self._kept is not None:
             self._kept = self._kept + [rows] if self.rows <= INLINE_ROWS else None
+
+    def _in_log_order(self, rows: np.ndarray, new: bool) -> bool:
+        """Whether ``rows`` (of the segment last fed) follow on in the order the replica's log has (segments in
+        offset order, rows by position; :func:`replay_rows_of`): the summary's marks hold only then."""
+        pos = rows[:, COLUMNS.index("position")]
+        if new and len(self._names) > 1 and _segment_base(self._names[-1]) <= _segment_base(self._names[-2]):
+            return False
+        after = -1 if new else self._position
+        self._position = int(pos[-1])
+        return int(pos[0]) >= after and bool(np.all(pos[1:] >= pos[:-1]))
 
     def replica(self, row: dict) -> Replica | None:
         """The replica whole from the rows kept while they streamed by (a small replica: at most
@@ -72,7 +93,7 @@ class SketchSink:
             return None
         if not self._kept:
             return replica_of_tables([], row)
-        names = [fit(s.name, pa.string()) for s in self._segs]
+        names = self._names
         segments = sorted(set(names), key=_segment_base)
         where = {n: i for i, n in enumerate(segments)}
         rows = np.concatenate(self._kept) if len(self._kept) > 1 else self._kept[0].copy()
@@ -90,7 +111,7 @@ class SketchSink:
         ``kforensics replay`` computes for it."""
         log = BatchLog(self.last) if self.last is not None else BatchLog.empty()
         r = Replica(0, log, log_start=scan.log_start_offset or 0, high_watermark=scan.high_watermark,
-                    cleaner_offset=scan.cleaner_offset, recovery=scan.recovery)
+                    cleaner_offset=scan.cleaner_offset, segments=list(self._names), recovery=scan.recovery)
         return self.builder.finish(r)
 
 
@@ -181,12 +202,46 @@ def replica_of_tables(tables: list[pa.Table], row: dict) -> Replica:
 
 
 def windowed_replica(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
-    """``elide(whole replica, floor)``, reading from the replica's batches file only the rows from ``floor`` on
-    (and the prefix columns of those below, as arrays: the prefix's epoch transitions and runs come from them)."""
+    """``elide(whole replica, floor)``, reading from the replica's batches file only the rows from ``floor`` on;
+    the prefix comes from the summary, or, when it has none for this floor, from the prefix columns of the rows
+    below (read as arrays)."""
     if s.replica is not None:
         return elide(s.replica, floor)
     if s.batches is None:
         return elide(replica_of_tables([], s.row), floor)
+    if floor > 0:
+        r = _window_from_summary(s, floor, filesystem)
+        if r is not None:
+            return r
+    return _window_from_rows(s, floor, filesystem)
+
+
+def _window_from_summary(s: Sketch, floor: int, filesystem: Any = None) -> Replica | None:
+    """The replica windowed at ``floor`` from the rows from ``floor`` on and the summary's prefix (None when the
+    summary cannot give it, or the rows read are not the ones it was made from)."""
+    below = s.summary.below(floor)
+    if below is None or s.summary.segments is None:
+        return None
+    count, prefix = below
+    window = read_rows(s.batches, filesystem, floor, WINDOW_COLUMNS)
+    if window is None or len(window) != s.summary.marks.rows - count:
+        return None
+    cols, names = replay_rows_of([window])
+    # the segment column indexes all the replica's segments, as in the whole replica: the recovery plan's
+    # segments are looked up by name and compared by index (restart's cut, kept damage)
+    where = {n: i for i, n in enumerate(s.summary.segments)}
+    if any(n not in where for n in names):
+        return None
+    if len(cols):
+        seg = COLUMNS.index("segment")
+        cols[:, seg] = np.array([where[n] for n in names], dtype=np.int64)[cols[:, seg]]
+    b = s.row.get("broker_id")
+    r = replica_of_row(SimpleNamespace(**s.row), cols, list(s.summary.segments), -1 if b is None else int(b))
+    return r if prefix is None else replace(r, prefix=prefix)
+
+
+def _window_from_rows(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
+    """The replica windowed at ``floor`` from the rows from ``floor`` on and the prefix columns of those below."""
     window = read_rows(s.batches, filesystem, floor if floor > 0 else None, WINDOW_COLUMNS)
     if floor > 0:
         head = read_rows(s.batches, filesystem, floor, PREFIX_COLUMNS, below=True)

@@ -19,7 +19,7 @@ from kforensics.replay.summary import SummaryBuilder, first_disagreement, summar
 from kforensics.scenario import load_scenario
 from kforensics.serialize import to_jsonable
 from tests.conftest import ROOT
-from tests.replay.test_histories import MODES, History
+from tests.replay.test_histories import MODES, History, hostile_replica
 from tests.replay.test_replay import history, ops
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
@@ -143,3 +143,166 @@ def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir):
         windowed = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
                                 summaries=[summarize(r, 1) for r in reps])
         assert outcome(windowed) == outcome(whole), mode
+
+
+# ------------------------------------------------------------------ prefixes from the summary
+CHUNKS = (1, 2, 4, 8)
+
+
+def split_segments(src: Path, dst: Path, per: int) -> Path:
+    """A copy of scenario dir ``src`` whose partition logs are cut into segments of ``per`` batches each (named by
+    their first batch's offset, with empty indexes; bytes that frame no batch stay in the last segment)."""
+    import shutil
+
+    shutil.copytree(src, dst)
+    for log in dst.glob("broker-*/*/00000000000000000000.log"):
+        data = log.read_bytes()
+        cuts, pos, n = [0], 0, 0
+        while pos + 12 <= len(data):
+            size = int.from_bytes(data[pos + 8 : pos + 12], "big", signed=True)
+            if size <= 0 or pos + 12 + size > len(data):
+                break
+            pos, n = pos + 12 + size, n + 1
+            if n % per == 0 and pos < len(data):
+                cuts.append(pos)
+        for ext in (".log", ".index", ".timeindex"):
+            log.with_suffix(ext).unlink(missing_ok=True)
+        for a, b in zip(cuts, cuts[1:] + [len(data)]):
+            name = log.parent / f"{int.from_bytes(data[a : a + 8], 'big', signed=True):020d}"
+            name.with_suffix(".log").write_bytes(data[a:b])
+            name.with_suffix(".index").write_bytes(b"")
+            name.with_suffix(".timeindex").write_bytes(b"")
+    return dst
+
+
+def floors(r: Replica, size: int) -> list[int]:
+    """The window floors worth trying on ``r``: every range boundary up to past its end (a small log), else the
+    ones next to its batches' offsets."""
+    offsets = np.concatenate((r.log.col("base_offset"), r.log.col("last_offset")))
+    top = max(0, int(offsets.max(initial=0)))
+    if top // size < 4096:
+        return list(range(0, top + 2 * size + 1, size))
+    near = {x - x % size + d * size for x in offsets.tolist() for d in (0, 1) if 0 <= x < 1 << 60}
+    return sorted({0, size} | near)
+
+
+def assert_prefixes_are_elides(r: Replica, s) -> int:
+    """At every floor, what the summary ``s`` says of the batches below is ``elide(r, floor)``'s prefix, field for
+    field, and the batches it keeps are the rest; returns the floors compared."""
+    n = 0
+    for floor in floors(r, s.chunk_offsets):
+        got = s.below(floor)
+        assert got is not None, floor
+        count, prefix = got
+        want = elide(r, floor)
+        assert prefix == want.prefix, floor
+        assert np.array_equal(want.log.data, r.log.data[count:]), floor
+        n += 1
+    return n
+
+
+def streamed(r: Replica, chunk: int, pieces: int = 1):
+    """The summary of ``r`` fed in ``pieces`` (the rows as a scan streams them, ranges split across feeds)."""
+    b = SummaryBuilder(chunk)
+    data = np.ascontiguousarray(r.log.data)
+    for piece in np.array_split(data, pieces) if len(data) else [data]:
+        b.feed(piece)
+    return b.finish(r)
+
+
+def in_order(r: Replica) -> bool:
+    last = r.log.col("last_offset")
+    return r.log.is_sorted() and bool(np.all(last[1:] >= last[:-1]))
+
+
+@pytest.mark.parametrize("split", [None, 2], ids=["one-segment", "two-batch-segments"])
+@pytest.mark.parametrize("sdir", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_the_summary_gives_elides_prefix_at_every_floor_on_every_scenario(sdir, split, tmp_path):
+    if split:
+        sdir = split_segments(sdir, tmp_path / "s", split)
+    sc = load_scenario(sdir)
+    loaded = load_replicas(sc.brokers)
+    compared = 0
+    for key, reps in loaded.groups.items():
+        for r, scanned in zip(reps, loaded.summaries[key]):
+            assert scanned.marks is not None and scanned.segments == [str(s) for s in r.segments]
+            compared += assert_prefixes_are_elides(r, scanned)  # as the scan fed it, a segment at a time
+            for chunk in CHUNKS:
+                for pieces in (1, 3):
+                    compared += assert_prefixes_are_elides(r, streamed(r, chunk, pieces))
+    assert compared
+
+
+@given(ops, st.sampled_from(CHUNKS), st.integers(1, 4))
+@settings(max_examples=int(os.environ.get("KF_EXAMPLES", "150")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_the_summary_gives_elides_prefix_at_every_floor_on_random_histories(draw, chunk, pieces):
+    for r in history(draw):
+        assert_prefixes_are_elides(r, streamed(r, chunk, pieces))
+
+
+@given(st.lists(st.sampled_from([
+    ("produce", 2), ("follow", 2, 0), ("follow", 3, 1), ("commit",), ("crash", 2, 1, False), ("crash", 1, 2, True),
+    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True)]),
+    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from(CHUNKS))
+@settings(max_examples=max(20, int(os.environ.get("KF_EXAMPLES", "150")) // 5), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_the_summary_gives_elides_prefix_at_every_floor_on_crash_histories_from_disk(ops_, pick, unclean, chunk):
+    h = History()
+    h.elect(1, False)
+    for o in ops_:
+        h.apply(o)
+    h.finish(pick, unclean)
+    with tempfile.TemporaryDirectory() as tmp:
+        sc = load_scenario(h.sb.write(Path(tmp) / "h"))
+        for r in load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]:
+            for pieces in (1, 3):
+                assert_prefixes_are_elides(r, streamed(r, chunk, pieces))
+
+
+@given(hostile_replica(1), st.sampled_from(CHUNKS), st.integers(1, 3))
+@settings(max_examples=int(os.environ.get("KF_EXAMPLES", "150")) * 2, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+def test_a_log_out_of_order_gives_no_prefix_and_one_in_order_gives_elides(r, chunk, pieces):
+    s = streamed(r, chunk, pieces)
+    if in_order(r):
+        assert_prefixes_are_elides(r, s)
+    else:
+        assert s.marks is None and all(s.below(f) is None for f in floors(r, chunk))
+
+
+def test_out_of_order_logs_and_logs_over_the_cap_give_no_prefix():
+    from kforensics.replay.summary import PREFIX_CAP
+
+    ok = Replica(1, rows([(o, 0) for o in range(10)]))
+    assert summarize(ok, 4).below(8) is not None and summarize(ok, 4).below(6) is None  # no range boundary
+    back = Replica(1, rows([(o, 0) for o in range(5)] + [(3, 0)] + [(o, 0) for o in range(6, 10)]))
+    assert summarize(back, 4).marks is None and summarize(back, 4).below(8) is None
+    # bases increase but a last offset goes back (a batch claiming offsets past the next one's)
+    wide = Replica(1, BatchLog.from_rows([[0, 9, 0, 1, 1, 100, -1, 2], [1, 1, 0, 2, 1, 100, -1, 2]]))
+    assert summarize(wide, 4).below(4) is None
+    # a new epoch at every batch: more transitions (and runs) than a summary keeps
+    flip = Replica(1, rows([(o, o % 2) for o in range(PREFIX_CAP + 10)]))
+    assert summarize(flip, 4).marks is None and summarize(flip, 4).below(8) is None
+    # just under the cap: kept
+    under = Replica(1, rows([(o, o % 2) for o in range(PREFIX_CAP - 10)]))
+    assert assert_prefixes_are_elides(under, summarize(under, 512))
+    # more segments than it keeps
+    many = Replica(1, rows([(o, 0) for o in range(10)]), segments=[f"{i:020d}.log" for i in range(PREFIX_CAP + 1)])
+    assert summarize(many, 4).marks is None and summarize(many, 4).segments is None
+
+
+def test_the_summary_stays_small_whatever_the_batch_count_of_a_one_epoch_log():
+    import pickle
+
+    def size(batches: int, offsets: int = 1 << 20) -> int:
+        step = offsets // batches
+        log = BatchLog.from_rows([[o, o + step - 1, 0, 1000 + o, step, 100, -1, 2]
+                                  for o in range(0, offsets, step)])
+        s = streamed(Replica(1, log), 1 << 14, max(1, batches // 256))  # fed as a scan feeds it, in pieces
+        assert s.marks is not None and len(s.marks.transitions) == len(s.marks.runs) == 1
+        return len(pickle.dumps(s))
+
+    sizes = [size(n) for n in (64, 1024, 16384, 1 << 18)]
+    assert max(sizes) <= 1.2 * min(sizes), sizes  # grows with the offset ranges (64 here), not the batches
+    assert max(sizes) < 64 * 128, sizes

@@ -4,21 +4,36 @@ summaries equal ``kforensics replay``'s, and ``--tables`` / the hive layout of t
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import ROOT
+from tests.replay.test_histories import MODES, History
+from tests.replay.test_summary import CHUNKS, floors, outcome, split_segments
+from kforensics.epoch.versions import parse_kafka_version
+from kforensics.replay import summary as summary_module
+from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
 from kforensics.replay.replica import elide
+from kforensics.replay.summary import CHUNK_OFFSETS, floor_below, window_floor
+from kforensics.scenario import load_scenario
+from kforensics.spark import window
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.spark.job import TABLES, parse_tables, run
 from kforensics.spark.inputs import Snapshot
 from kforensics.spark.tables import read_pandas
-from kforensics.spark.window import SketchSink, Sketch, group_replicas, replica_order, windowed_replica
+from kforensics.spark.window import (SketchSink, Sketch, group_replicas, replica_of_tables, replica_order,
+                                     windowed_replica)
 from kforensics.tables.replay_tables import PARTITION_COLUMNS, replica_rows
 from kforensics.tables.scan_tables import BatchesWriter, partitions_table
 
@@ -26,22 +41,22 @@ SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.i
 
 
 class PerDir:
-    """A batch sink keeping one SketchSink and batches file per partition dir."""
+    """A batch sink keeping one SketchSink and batches file per partition dir (``chunk``: the summaries' range)."""
 
-    def __init__(self, tmp: Path, ctx: dict):
-        self.tmp, self.ctx, self.sinks = tmp, ctx, {}
+    def __init__(self, tmp: Path, ctx: dict, chunk: int = CHUNK_OFFSETS):
+        self.tmp, self.ctx, self.sinks, self.chunk = tmp, ctx, {}, chunk
 
     def __call__(self, pd_, seg, t):
         key = str(pd_.path)
         if key not in self.sinks:
             w = BatchesWriter(str(self.tmp / f"{len(self.sinks)}.parquet"), self.ctx)
-            self.sinks[key] = SketchSink(w)
+            self.sinks[key] = SketchSink(w, self.chunk)
         self.sinks[key](pd_, seg, t)
 
 
-def sketches(broker: Path, tmp: Path, bid: int) -> dict[tuple[str, int], Sketch]:
+def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS) -> dict[tuple[str, int], Sketch]:
     ctx = {"cluster": "c", "broker_id": bid, "snapshot_id": f"s{bid}"}
-    sink = PerDir(tmp, ctx)
+    sink = PerDir(tmp, ctx, chunk)
     report = scan_log_dirs([broker], batch_sink=sink)
     rows = partitions_table(report, ctx).select(PARTITION_COLUMNS).to_pylist()
     out = {}
@@ -51,7 +66,7 @@ def sketches(broker: Path, tmp: Path, bid: int) -> dict[tuple[str, int], Sketch]
         s = sink.sinks.get(p.path)
         if s is not None:
             s.inner.close()
-        summary = s.summary(p) if s is not None else SketchSink().summary(p)
+        summary = s.summary(p) if s is not None else SketchSink(None, sink.chunk).summary(p)
         out[(p.topic, p.partition)] = Sketch(row, summary, batches=s.inner.path if s is not None else None,
                                              rows=s.rows if s is not None else 0)
     return out
@@ -162,3 +177,185 @@ def test_tables_skip_batches_and_the_output_is_hive_partitioned(spark, tmp_path)
         read_pandas(str(full), "verdicts"))
     r = CliRunner().invoke(main, ["spark", *[s.spec for s in snaps], "--out", str(tmp_path / "x"), "--tables", "nope"])
     assert r.exit_code == 2 and "unknown table" in r.output
+
+
+# ------------------------------------------------------------------ windows with the summary's prefix
+def marks_dropped(sk: Sketch) -> Sketch:
+    """The sketch with a summary that gives no prefix: its windows are made the old way (the prefix columns of the
+    rows below the floor read back)."""
+    return replace(sk, summary=replace(sk.summary, marks=None))
+
+
+def identical(a, b) -> None:
+    """Two windowed replicas hold the same (``same``, and every field the replay reads of a replica exactly)."""
+    same(a, b)
+    assert a.segments == b.segments and a.notes == b.notes and a.window_start == b.window_start
+    assert (a.source, a.cluster_id, a.topic_id, a.clean_shutdown) == (b.source, b.cluster_id, b.topic_id,
+                                                                      b.clean_shutdown)
+
+
+class BelowReads:
+    """Counts the reads of rows below a floor (the prefix columns) the window module makes."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        real = window.read_rows
+
+        def read_rows(*a, below: bool = False, **kw):
+            self.count += below
+            return real(*a, below=below, **kw)
+
+        monkeypatch.setattr(window, "read_rows", read_rows)
+
+
+def assert_windows_from_the_summary(sk: Sketch, full, below: BelowReads | None = None) -> int:
+    """At every floor the summary marks (every range boundary), the replica windowed with the summary's prefix is
+    ``elide`` of the whole replica and the replica windowed the old way, having read no row below the floor
+    (when the log is in order and the summary kept its marks)."""
+    n = 0
+    for floor in floors(full, sk.summary.chunk_offsets):
+        before = below.count if below is not None else 0
+        got = windowed_replica(sk, floor)
+        if floor > 0 and sk.summary.marks is not None:
+            assert below is None or below.count == before, floor  # the prefix came from the summary
+        same(replace(got, broker_id=full.broker_id), elide(full, floor))
+        identical(got, windowed_replica(marks_dropped(sk), floor))
+        n += 1
+    return n
+
+
+def spark_replay(items: list[Sketch], topic: str, partition: int, mode: str, events=None, timeline=None):
+    """A group replayed as the Spark job replays it: from the window its summaries give, loading lower when the
+    replay reaches lower (``replay_rows``)."""
+    rows, summaries, load = group_replicas(items)
+    size = summaries[0].chunk_offsets
+    return replay_group(topic, partition, load(window_floor(summaries, parse_kafka_version(mode))),
+                        kafka_version=mode, events=events, timeline=timeline,
+                        reload=lambda offset: load(floor_below(offset, size)))
+
+
+def assert_same_replays(groups: dict[tuple, list[Sketch]], events=None, timeline=None) -> None:
+    """Every group replays alike with the summaries' prefixes and with the prefixes read the old way."""
+    for (topic, partition), items in groups.items():
+        for mode in MODES:
+            with_marks = spark_replay(items, topic, partition, mode, events, timeline)
+            without = spark_replay([marks_dropped(sk) for sk in items], topic, partition, mode, events, timeline)
+            assert outcome(with_marks) == outcome(without), mode
+            assert [d.__dict__ for d in with_marks.divergence] == [d.__dict__ for d in without.divergence], mode
+
+
+def scanned(scenario: Path, tmp: Path, chunk: int):
+    """Every broker's sketches of a scenario dir (scanned with ranges of ``chunk`` offsets), the single-process
+    replicas of it, and the sketches by group."""
+    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
+    loaded = load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+    per_broker, groups = [], {}
+    for i, b in enumerate(brokers):
+        d = tmp / f"c{chunk}-b{i}"
+        d.mkdir()
+        sks = sketches(b, d, i + 1, chunk)
+        per_broker.append(sks)
+        for key, sk in sks.items():
+            groups.setdefault(key, []).append(sk)
+    return brokers, loaded, per_broker, groups
+
+
+@pytest.mark.parametrize("split", [None, 2], ids=["one-segment", "two-batch-segments"])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
+def test_windows_with_the_summarys_prefix_equal_elide_and_the_old_windows(scenario, split, tmp_path, monkeypatch):
+    """Small ranges (many boundaries), the fixture's one segment or segments of two batches (segments wholly below
+    the floor: their names are still the replica's, the segment column indexes them all): every window made from
+    the rows above the floor and the summary's prefix is ``elide`` of the whole replica and the old window, and
+    every group replays alike either way."""
+    if split:
+        scenario = split_segments(scenario, tmp_path / "s", split)
+    if not any(p.is_dir() for p in scenario.glob("broker-*")):
+        pytest.skip("no brokers")
+    below = BelowReads(monkeypatch)
+    sc = load_scenario(scenario)
+    for chunk in CHUNKS:
+        brokers, loaded, per_broker, groups = scanned(scenario, tmp_path, chunk)
+        compared = 0
+        for i, sks in enumerate(per_broker):
+            for key, sk in sks.items():
+                full = next(r for r in loaded.groups[key] if r.broker_id == i + 1)
+                assert sk.summary.marks is not None and sk.summary.segments == [
+                    str(x).rsplit("/", 1)[-1] for x in full.segments]
+                compared += assert_windows_from_the_summary(sk, full, below)
+        assert compared
+        assert_same_replays(groups, sc.events or None)
+
+
+@given(st.lists(st.sampled_from([
+    ("produce", 2), ("follow", 2, 0), ("follow", 3, 1), ("commit",), ("crash", 2, 1, False), ("crash", 1, 2, True),
+    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True)]),
+    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from(CHUNKS), st.sampled_from([None, 1, 3]))
+@settings(max_examples=max(10, int(os.environ.get("KF_EXAMPLES", "150")) // 8), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+def test_windows_with_the_summarys_prefix_equal_the_old_windows_on_crash_histories(ops_, pick, unclean, chunk,
+                                                                                    split):
+    from kforensics.kraft.timeline import build_timeline
+
+    h = History()
+    h.elect(1, False)
+    for o in ops_:
+        h.apply(o)
+    h.finish(pick, unclean)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = h.sb.write(Path(tmp) / "h")
+        if split:
+            root = split_segments(root, Path(tmp) / "split", split)
+        sc = load_scenario(root)
+        brokers, loaded, per_broker, groups = scanned(root, Path(tmp), chunk)
+        for i, sks in enumerate(per_broker):
+            for key, sk in sks.items():
+                assert sk.summary.marks is not None
+                assert_windows_from_the_summary(sk, next(r for r in loaded.groups[key] if r.broker_id == i + 1))
+        assert_same_replays(groups, sc.events, build_timeline(sc.metadata))
+
+
+def test_over_the_cap_the_windows_are_read_the_old_way_and_still_elides(tmp_path, monkeypatch):
+    """A summary over its cap keeps no marks: the window reads the prefix columns below the floor, as before."""
+    monkeypatch.setattr(summary_module, "PREFIX_CAP", 1)  # any second epoch run is over it
+    below = BelowReads(monkeypatch)
+    scenario = split_segments(ROOT / "fixtures" / "scenarios" / "three-round-truncation", tmp_path / "s", 1)
+    brokers, loaded, per_broker, groups = scanned(scenario, tmp_path, 1)
+    for i, sks in enumerate(per_broker):
+        for key, sk in sks.items():
+            full = next(r for r in loaded.groups[key] if r.broker_id == i + 1)
+            assert len(full.log.runs()) > 1 and sk.summary.marks is None
+            assert sk.summary.below(1) is None
+            assert assert_windows_from_the_summary(sk, full)
+    assert below.count  # the old way: the rows below the floor were read
+    assert_same_replays(groups)
+
+
+def test_a_sink_fed_segments_out_of_their_order_keeps_no_marks_and_its_windows_are_elides(tmp_path):
+    """Segments fed in an order their names do not sort in (offsets still increasing as fed): the replica sorts
+    them by name, so the fed order is not the log's and the summary keeps no marks; its windows, read the old way,
+    are ``elide`` of the replica its batches file makes."""
+    scenario = split_segments(ROOT / "fixtures" / "scenarios" / "healthy-3-brokers", tmp_path / "s", 2)
+    part = scenario / "broker-1" / "orders-0"
+    names = sorted(p.name for p in part.glob("*.log"))
+    assert len(names) > 2
+    renamed = dict(zip(names, reversed(names)))
+    ctx = {"cluster": "c", "broker_id": 1, "snapshot_id": "s1"}
+    sink = SketchSink(BatchesWriter(str(tmp_path / "b.parquet"), ctx), 1)
+    fed = []
+
+    def rename(pd_, seg, t):
+        if pd_.topic == "orders":
+            fed.append(renamed[seg.log.name])
+            sink(pd_, SimpleNamespace(log=seg.log.with_name(renamed[seg.log.name])), t)
+
+    report = scan_log_dirs([scenario / "broker-1"], batch_sink=rename)
+    sink.inner.close()
+    assert fed == list(reversed(names))
+    p = next(p for p in report.partitions if p.topic == "orders")
+    row = partitions_table(report, ctx).select(PARTITION_COLUMNS).to_pylist()[report.partitions.index(p)]
+    sk = Sketch(row, sink.summary(p), batches=sink.inner.path, rows=sink.rows)
+    assert sk.summary.marks is None
+    whole = replica_of_tables([window.read_rows(sk.batches, None)], row)
+    assert not whole.log.is_sorted()  # by name, the log goes back
+    for floor in floors(whole, 1):
+        identical(windowed_replica(sk, floor), elide(whole, floor))
