@@ -95,8 +95,11 @@ def _exit_now(code) -> None:
 
     Skips the interpreter's teardown (freeing every module and object, and
     the compiled kernels' code): every file the command wrote is closed when
-    it returns and no thread has work left, so nothing is lost.
+    it returns and no thread has work left, so nothing is lost.  The exit
+    handlers registered with ``atexit`` still run.
     """
+    import atexit
+
     if code is None:
         status = EXIT_CLEAN
     elif isinstance(code, int):
@@ -104,6 +107,7 @@ def _exit_now(code) -> None:
     else:
         print(code, file=sys.stderr)
         status = 1
+    atexit._run_exitfuncs()  # noqa: SLF001 - what the teardown would run first; cheap, unlike the rest
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
