@@ -197,6 +197,10 @@ class Prefix:
     transitions: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, base offset, magic)
     last_key: int = NO_KEY  # the epoch key of the last elided batch (see epoch.rebuild.epoch_transitions)
     runs: list[tuple[int, int, int]] = field(default_factory=list)  # (first, last offset, epoch) per epoch run
+    # per segment whose first batch is elided, in log order: (segment, epoch, base offset, magic of that batch,
+    # how many of ``transitions`` lie at it or before it): where a recovery from that segment starts reading (see
+    # restart.load_cache); None when not known (the elided batches' segments go back, or a prefix made without it)
+    segment_starts: list[tuple[int, int, int, int, int]] | None = None
 
 
 @dataclass
@@ -299,8 +303,32 @@ def elide(r: Replica, floor: int) -> Replica:
     runs = list(r.prefix.runs) if r.prefix is not None else []
     for run in head.runs():
         runs[-1:] = [(runs[-1][0], run[1], run[2])] if runs and runs[-1][2] == run[2] else runs[-1:] + [run]
-    prefix = Prefix(end, (r.prefix.transitions if r.prefix is not None else []) + rows, key, runs)
+    before = r.prefix.transitions if r.prefix is not None else []
+    starts = segment_starts(head.data, rows, len(before), r.prefix.segment_starts if r.prefix is not None else [])
+    prefix = Prefix(end, before + rows, key, runs, starts)
     return replace(r, log=BatchLog(log.data[keep_from:]), prefix=prefix, notes=list(r.notes))
+
+
+def segment_starts(rows: np.ndarray, transitions: list[tuple[int, int, int]], before: int,
+                   starts: list[tuple[int, int, int, int, int]] | None) -> list[tuple[int, int, int, int, int]] | None:
+    """:attr:`Prefix.segment_starts` once ``rows`` (replay columns, base offsets strictly increasing) follow the
+    batches ``starts`` describes: ``transitions`` are those of ``rows`` (with the key carried), ``before`` how many
+    come before them.  None when a segment index goes back (the recovered batches are then no run of the log)."""
+    if starts is None or not len(rows):
+        return starts
+    seg = rows[:, _C["segment"]]
+    last = starts[-1][0] if starts else None
+    if (last is not None and int(seg[0]) < last) or bool(np.any(seg[1:] < seg[:-1])):
+        return None
+    new = np.flatnonzero(np.concatenate(([last is None or int(seg[0]) != last], seg[1:] != seg[:-1])))
+    if not len(new):
+        return starts
+    base = rows[:, _C["base_offset"]]
+    at = np.searchsorted(base, [b for _, b, _ in transitions])  # the rows the transitions are (bases distinct)
+    through = np.searchsorted(at, new, side="right") + before
+    ep, magic = rows[:, _C["partition_leader_epoch"]], rows[:, _C["magic"]]
+    return starts + list(zip(seg[new].tolist(), ep[new].tolist(), base[new].tolist(), magic[new].tolist(),
+                             through.tolist()))
 
 
 def first_difference(a: BatchLog, b: BatchLog, floor: int = -1) -> int | None:

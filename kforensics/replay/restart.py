@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..epoch.cache import LeaderEpochCache
-from ..epoch.rebuild import epoch_transitions
+from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
 from .replica import BatchLog, NeedRows, Replica
 
@@ -60,7 +60,8 @@ def _cut_mask(r: Replica) -> np.ndarray:
 
 
 def _recovered_rows(r: Replica, kept: BatchLog) -> BatchLog:
-    """The kept batches of the segments recovery reads (from the one holding the recovery point)."""
+    """The kept batches of the segments recovery reads (from the one holding the recovery point), of those at hand
+    (a windowed replica's: those in its window)."""
     plan = r.recovery
     if plan is None or not plan.recovers or plan.from_segment is None:
         return kept.select(np.zeros(len(kept), dtype=bool))
@@ -68,6 +69,45 @@ def _recovered_rows(r: Replica, kept: BatchLog) -> BatchLog:
     if first is None:
         return kept
     return kept.select(kept.col("segment") >= first)
+
+
+def _transitions(log: BatchLog, key: int = NO_KEY) -> list[tuple[int, int, int]]:
+    return epoch_transitions(log.col("partition_leader_epoch"), log.col("base_offset"), log.col("magic"), key)[0]
+
+
+def recovered_transitions(r: Replica, kept: BatchLog) -> list[tuple[int, int, int]]:
+    """``epoch_transitions`` over the kept batches recovery reads (:func:`_recovered_rows` of the whole log, the
+    first of them a transition with its own base offset), for a windowed replica too: the part below its window
+    from its prefix, which tells where each elided segment starts and the transitions after that
+    (:attr:`~kforensics.replay.replica.Prefix.segment_starts`; recovery cuts nothing below a window, see
+    :func:`restart`).  Raises :class:`NeedRows` when the prefix cannot tell and recovery reads below the window."""
+    recovered = _recovered_rows(r, kept)
+    p, plan = r.prefix, r.recovery
+    if p is None or plan is None or not plan.recovers or plan.from_segment is None:
+        return _transitions(recovered)
+    first = r.segment_index(f"{plan.from_segment:020d}.log")
+    if first is None:
+        return r.transitions(kept)  # every kept batch, the elided ones first
+    starts = p.segment_starts
+    if starts is None:
+        if plan.from_segment < p.end:
+            raise NeedRows(plan.from_segment)  # recovery may re-read batches below the window
+        return _transitions(recovered)
+    i = next((k for k, s in enumerate(starts) if s[0] >= first), None)
+    if i is None:
+        return _transitions(recovered)  # no elided batch is in a recovered segment
+    _seg, epoch, base, magic, through = starts[i]
+    head, _ = epoch_transitions(np.array([epoch]), np.array([base]), np.array([magic]))
+    # after the first recovered batch each row's key is compared with the previous row's, as over the whole log
+    return head + p.transitions[through:] + _transitions(recovered, p.last_key)
+
+
+def _cut_below_window(r: Replica, cut: np.ndarray) -> bool:
+    """Whether recovery's cut takes the first batch at hand of a windowed replica.  The window's floor is at or
+    below the offsets the plan cuts from, so this is rare (a floor exactly at them, or batches overlapping others),
+    but then the cut may reach elided batches, and a log it leaves no batch at hand ends where no window row says:
+    the rows below are needed."""
+    return r.prefix is not None and len(cut) > 0 and bool(cut[0])
 
 
 def _unread(plan, lost: BatchLog) -> list[tuple[int, int]]:
@@ -110,10 +150,6 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
     """The leader-epoch cache after loading (R6)."""
     if not mode.has_epochs:
         return LeaderEpochCache(mode=mode)
-    plan = r.recovery
-    if (r.prefix is not None and plan is not None and plan.recovers and plan.from_segment is not None
-            and plan.from_segment < r.prefix.end):
-        raise NeedRows(plan.from_segment)  # recovery re-reads batches below the window
     if r.recovery is None:
         cache = r.epoch_cache(mode)  # no disk behind this replica: its checkpoint stands for its batches
     else:
@@ -125,10 +161,7 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
                 cache.assign(e, s)  # entries with a negative value were dropped above
         else:
             cache = LeaderEpochCache(r.epoch_checkpoint or [], mode=mode)
-        recovered = _recovered_rows(r, kept)
-        rows, _ = epoch_transitions(recovered.col("partition_leader_epoch"), recovered.col("base_offset"),
-                                    recovered.col("magic"))
-        for epoch, base, magic in rows:
+        for epoch, base, magic in recovered_transitions(r, kept):
             latest = cache.latest_entry
             # LogSegment.recover assigns only epochs newer than the latest cached one
             if magic == 2 and epoch >= 0 and base >= 0 and (latest is None or epoch > latest[0]):
@@ -150,6 +183,8 @@ def restart(r: Replica, mode: KafkaVersion) -> Restarted:
                          notes=["the broker cannot read this log's leader-epoch-checkpoint: loading throws (up to "
                                 "3.2 the broker does not start, from 3.3 the log dir goes offline)"])
     cut = _cut_mask(r)
+    if _cut_below_window(r, cut):
+        raise NeedRows(r.prefix.end - 1)
     kept, lost = r.log.select(~cut), r.log.select(cut)
     log_end = kept.end_offset if len(kept) else (r.prefix.end if r.prefix is not None else r.log_start)
     cache = load_cache(r, kept, log_end, mode)

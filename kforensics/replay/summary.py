@@ -29,7 +29,7 @@ import numpy as np
 
 from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
-from .replica import COLUMNS, IDENTITY, Prefix, Replica
+from .replica import COLUMNS, IDENTITY, Prefix, Replica, segment_starts
 
 #: offsets per digest range: a few hundred ranges for a million batches
 CHUNK_OFFSETS = 1 << 14
@@ -37,7 +37,7 @@ CHUNK_OFFSETS = 1 << 14
 #: odd, gets none: a windowed replica's prefix is then read from its batches)
 PREFIX_CAP = 4096
 _BASE, _MAGIC, _CRC_VALID = COLUMNS.index("base_offset"), COLUMNS.index("magic"), COLUMNS.index("crc_valid")
-_LAST, _EPOCH = COLUMNS.index("last_offset"), COLUMNS.index("partition_leader_epoch")
+_LAST, _EPOCH, _SEG = COLUMNS.index("last_offset"), COLUMNS.index("partition_leader_epoch"), COLUMNS.index("segment")
 
 
 @dataclass
@@ -60,6 +60,11 @@ class Marks:
     keys: list[int] = field(default_factory=list)  # the epoch key of the last of them (epoch_transitions')
     n_transitions: list[int] = field(default_factory=list)  # how many transitions they hold
     n_runs: list[int] = field(default_factory=list)  # how many runs they reach into
+    # the first batch of each segment (Prefix.segment_starts, all), the batch each is, and the first batch whose
+    # segment index goes back (None: none does): a prefix holding it has no segment starts, as elide makes it
+    starts: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    start_rows: list[int] = field(default_factory=list)
+    starts_until: int | None = None
 
     def at(self, chunk: int) -> tuple[int, Prefix | None]:
         """(batches below the floor at the start of range ``chunk``, their prefix: None when there are none)."""
@@ -69,7 +74,10 @@ class Marks:
         end, runs = self.ends[i], self.runs[: self.n_runs[i]]
         first, _, epoch = runs[-1]
         runs[-1] = (first, end - 1, epoch)  # the last run, cut at the floor: up to the last batch below it
-        return self.below[i], Prefix(end, self.transitions[: self.n_transitions[i]], self.keys[i], runs)
+        below = self.below[i]
+        starts = (None if self.starts_until is not None and below > self.starts_until
+                  else self.starts[: bisect_left(self.start_rows, below)])
+        return below, Prefix(end, self.transitions[: self.n_transitions[i]], self.keys[i], runs, starts)
 
 
 @dataclass
@@ -120,6 +128,8 @@ class SummaryBuilder:
         self.marks: Marks | None = Marks()
         self._key = NO_KEY  # the epoch key of the last batch fed
         self._last_row: tuple[int, int] | None = None  # (base, last offset) of the last batch fed
+        self._last_segment: int | None = None  # the segment index of the last batch fed
+        self.segments_in_order = True  # segment indexes never go back (from batch to batch as fed)
 
     def out_of_order(self) -> None:
         """The rows are not fed in the order of the replica's log (its maker sorts them): keep no marks."""
@@ -130,6 +140,11 @@ class SummaryBuilder:
             return
         if self.marks is not None:
             self._mark(rows)
+        seg = rows[:, _SEG]
+        if self.segments_in_order and ((self._last_segment is not None and int(seg[0]) < self._last_segment)
+                                       or bool(np.any(seg[1:] < seg[:-1]))):
+            self.segments_in_order = False
+        self._last_segment = int(seg[-1])
         base = rows[:, _BASE]
         chunk = np.floor_divide(np.maximum(base, 0), self.chunk_offsets)
         ident = np.ascontiguousarray(rows[:, IDENTITY])
@@ -157,14 +172,33 @@ class SummaryBuilder:
             return
         trans, key = epoch_transitions(ep, base, rows[:, _MAGIC], self._key)
         starts = np.flatnonzero(np.concatenate(([not m.runs or int(ep[0]) != m.runs[-1][2]], ep[1:] != ep[:-1])))
-        if len(m.transitions) + len(trans) > PREFIX_CAP or len(m.runs) + len(starts) > PREFIX_CAP:
+        seg_starts, until = self._segment_starts(rows, trans)
+        if len(m.transitions) + len(trans) > PREFIX_CAP or len(m.runs) + len(starts) > PREFIX_CAP or (
+                len(seg_starts) > PREFIX_CAP):
             self.marks = None  # about as many changes as batches: the prefix is read from the batches
             return
         self._add_marks(base, last, trans, starts)
         _add_runs(m.runs, base, last, ep, starts)
+        new = seg_starts[len(m.starts):]
+        m.start_rows += (np.searchsorted(base, [b for _, _, b, _, _ in new]) + m.rows).tolist()
+        m.starts, m.starts_until = seg_starts, until
         m.transitions += trans
         m.rows += len(rows)
         self._key, self._last_row = key, (int(base[-1]), int(last[-1]))
+
+    def _segment_starts(self, rows: np.ndarray, trans: list[tuple[int, int, int]]
+                        ) -> tuple[list[tuple[int, int, int, int, int]], int | None]:
+        """The segment starts (:attr:`Marks.starts`) and :attr:`Marks.starts_until` once ``rows`` (in order; ``trans``
+        their transitions) are added: the starts up to the first row whose segment index goes back."""
+        m = self.marks
+        if m.starts_until is not None:
+            return m.starts, m.starts_until
+        seg = rows[:, _SEG]
+        last = m.starts[-1][0] if m.starts else None
+        back = np.flatnonzero(np.concatenate(([last is not None and int(seg[0]) < last], seg[1:] < seg[:-1])))
+        k = int(back[0]) if len(back) else len(rows)
+        starts = segment_starts(rows[:k], trans, len(m.transitions), m.starts)
+        return starts, (m.rows + k if len(back) else None)
 
     def _add_marks(self, base: np.ndarray, last: np.ndarray, trans: list[tuple[int, int, int]],
                    starts: np.ndarray) -> None:
@@ -193,7 +227,7 @@ class SummaryBuilder:
         return ReplicaSummary(r.broker_id, self.chunk_offsets, list(self._order),
                               [self._hashers[c].digest() for c in self._order], r.log_start, r.log_end_offset,
                               r.cleaner_offset, r.high_watermark, self.first_damaged, self.has_legacy,
-                              reaches(r), self.marks if kept else None,
+                              reaches(r, self.segments_in_order), self.marks if kept else None,
                               [str(s) for s in r.segments] if kept else None)
 
 
@@ -222,12 +256,20 @@ def _key_of(transition: tuple[int, int, int]) -> int:
     return epoch_transitions(np.array([epoch]), np.array([base]), np.array([magic]))[1]
 
 
-def reaches(r: Replica) -> list[int]:
-    """Offsets the restart reaches on ``r``: where recovery re-reads from and cuts, where kept damage lies."""
+def reaches(r: Replica, segments_in_order: bool = True) -> list[int]:
+    """Offsets the restart reaches on ``r``: where recovery cuts, where kept damage lies; and where recovery
+    re-reads from when ``r``'s segment indexes go back (``segments_in_order`` False).
+
+    Below the window recovery needs only the epoch transitions of the batches it re-reads, which a prefix gives
+    (:attr:`~kforensics.replay.replica.Prefix.segment_starts`, see :func:`kforensics.replay.restart.load_cache`)
+    when the segments are in log order; what it cuts or finds damaged has marks of its own (the cut, the lost
+    offsets, the first damaged batch), so a crashed broker's log is not read from its recovered segment's start.
+    A prefix lacking the starts makes the restart ask for the rows (NeedRows), so this never changes an answer.
+    """
     out = []
     plan = r.recovery
     if plan is not None:
-        if plan.recovers and plan.from_segment is not None:
+        if plan.recovers and plan.from_segment is not None and not segments_in_order:
             out.append(plan.from_segment)
         if plan.truncates and plan.log_end_offset is not None:
             out.append(plan.log_end_offset)

@@ -15,12 +15,14 @@ from kforensics.epoch.versions import parse_kafka_version
 from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
 from kforensics.replay.replica import BatchLog, NeedRows, Replica, elide
-from kforensics.replay.summary import SummaryBuilder, first_disagreement, summarize, window_floor
-from kforensics.scenario import load_scenario
+from kforensics.replay.restart import restart
+from kforensics.replay.summary import SummaryBuilder, first_disagreement, floor_below, summarize, window_floor
+from kforensics.scenario import ScenarioBuilder, load_scenario
 from kforensics.serialize import to_jsonable
 from tests.conftest import ROOT
 from tests.replay.test_histories import MODES, History, hostile_replica
 from tests.replay.test_replay import history, ops
+from tests.replay.test_restart import restarted_alike, windowed_restarts
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
 
@@ -72,6 +74,8 @@ def test_the_floor_reaches_down_to_recovery_damage_and_high_watermarks_without_e
                                       lost_first_offset=30, lost_last_offset=39))
     latest, old = parse_kafka_version("latest"), parse_kafka_version("0.10")
     assert window_floor([summarize(a, 8), summarize(a, 8)], latest) == 32  # the last range is always kept
+    # recovery from segment 0 is no reach: below the window it needs only the prefix's epoch transitions
+    assert window_floor([summarize(a, 8), summarize(b, 8)], latest) == 24
     b.recovery.recovers = False
     assert window_floor([summarize(a, 8), summarize(b, 8)], latest) == 24  # recovery's cut at 30
     assert window_floor([summarize(a, 8), summarize(b, 8)], old) == 8  # 0.10 truncates to the HW 12
@@ -109,11 +113,17 @@ def test_windowed_replay_equals_the_whole_replay_on_random_histories(draw, leade
 
 @given(st.lists(st.sampled_from([
     ("produce", 2), ("follow", 2, 0), ("follow", 3, 1), ("commit",), ("crash", 2, 1, False), ("crash", 1, 2, True),
-    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True)]),
-    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from([1, 2, 4]))
+    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True),
+    ("power_loss", [0, 0, 0], False)]),
+    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from([1, 2, 4]),
+    st.sampled_from([None, 1, 3]), st.sampled_from([None, [], [(0, 0)]]))
 @settings(max_examples=max(20, int(os.environ.get("KF_EXAMPLES", "150")) // 5), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
-def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(ops_, pick, unclean, chunk):
+def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(ops_, pick, unclean, chunk, split,
+                                                                              stale):
+    """Crash histories (power losses leave every broker without its marker), their logs in one segment or cut
+    into segments of ``split`` batches (recovery from a middle one), broker 3's leader-epoch checkpoint ``stale``
+    (recovery then assigns epochs): windowed replays and restarts equal the whole ones."""
     from kforensics.kraft.timeline import build_timeline
 
     h = History()
@@ -121,8 +131,13 @@ def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(op
     for o in ops_:
         h.apply(o)
     h.finish(pick, unclean)
+    if stale is not None:
+        h.sb.epoch_checkpoint(3, stale)
     with tempfile.TemporaryDirectory() as tmp:
-        sc = load_scenario(h.sb.write(Path(tmp) / "h"))
+        root = h.sb.write(Path(tmp) / "h")
+        if split:
+            root = split_segments(root, Path(tmp) / "split", split)
+        sc = load_scenario(root)
         timeline = build_timeline(sc.metadata)
         reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
         for mode in MODES:
@@ -131,10 +146,99 @@ def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(op
             windowed = replay_group(sc.topic, sc.partition, reps, summaries=[summarize(r, chunk) for r in reps],
                                     **kw)
             assert outcome(windowed) == outcome(whole), mode
+            assert [d.__dict__ for d in windowed.divergence] == [d.__dict__ for d in whole.divergence], mode
+        assert_windowed_restarts(reps)
 
 
+def power_loss(tmp: Path, recovery_point: int | None, split: int | None) -> Path:
+    """A scenario dir: epochs 0 (offsets 0-9) and 1 (10-19) on all three brokers, then every broker loses power
+    having lost nothing (no marker; recovery points ``recovery_point``, None: the log end); broker 3's checkpoint
+    is stale ({0: 0}); the log in one segment or in segments of ``split`` batches."""
+    sb = ScenarioBuilder("power-loss", brokers=[1, 2, 3])
+    sb.elect(1, epoch=0, record_epoch=True).produce(10).follow(2).follow(3)
+    sb.elect(2, epoch=1, record_epoch=True).produce(10).follow(1).follow(3)
+    for b in (1, 2, 3):
+        sb.high_watermark(b, 20)
+        if recovery_point is not None:
+            sb.recovery_point(b, recovery_point)
+        sb.crash(b, keep_to=20)
+    sb.epoch_checkpoint(3, [(0, 0)])
+    sb.then("elect", leader=2, epoch=2).then("follow", broker=1).then("follow", broker=3)
+    root = sb.write(tmp / "h")
+    return split_segments(root, tmp / "split", split) if split else root
+
+
+POWER_LOSS = [(rp, split) for rp in (None, 0, 9, 13) for split in (None, 4)]
+
+
+@pytest.mark.parametrize("recovery_point,split", POWER_LOSS)
+def test_a_power_loss_that_cuts_nothing_is_replayed_from_near_the_log_end(recovery_point, split, tmp_path):
+    """Every broker loses power; nothing was lost, the replicas agree: each recovers from the segment holding its
+    recovery point (one segment: the whole log), yet the window starts in the last range, and no restart asks for
+    the rows below.  Broker 3's checkpoint is stale, so its recovery assigns epoch 1 where it meets it first."""
+    sc = load_scenario(power_loss(tmp_path, recovery_point, split))
+    loaded = load_replicas(sc.brokers)
+    reps, summaries = loaded.groups[(sc.topic, sc.partition)], loaded.summaries[(sc.topic, sc.partition)]
+    chunk = 8
+    summaries = [summarize(r, chunk) for r in reps]  # as the scan's, in ranges of 8 offsets
+    for r, s in zip(reps, summaries):
+        plan = r.recovery
+        assert not r.clean_shutdown and plan.recovers and not plan.truncates and s.reaches == []
+        # the segment holding the recovery point (none: the log end, 20, in the last segment)
+        assert plan.from_segment == (min(19 if recovery_point is None else recovery_point, 19) // split * split
+                                     if split else 0)
+    for mode in MODES:
+        m = parse_kafka_version(mode)
+        floor = window_floor(summaries, m)
+        assert floor == 16, mode  # the last range: not the recovered segment's start
+        for r in reps:
+            w = elide(r, floor)
+            assert w.window_start > r.recovery.from_segment or r.recovery.from_segment >= 16
+            got = restart(w, m)  # no NeedRows
+            restarted_alike(restart(r, m), got, len(r.log) - len(w.log))
+        asked = []
+
+        def reload(offset):
+            asked.append(offset)
+            return [elide(r, floor_below(offset, chunk)) for r in reps]
+
+        windowed = replay_group(sc.topic, sc.partition, [elide(r, floor) for r in reps], kafka_version=mode,
+                                events=sc.events, reload=reload)
+        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events,
+                             summaries=[summarize(r, 1 << 40) for r in reps])
+        assert asked == [] and outcome(windowed) == outcome(whole), mode
+    # broker 3's recovery met epoch 1 first at the recovered segment's first batch (10 when it holds the change)
+    three = next(r for r in reps if r.broker_id == 3)
+    first_met = max(10, three.recovery.from_segment)
+    assert restart(three, parse_kafka_version("latest")).cache.entries == [(0, 0), (1, first_met)]
+
+
+def assert_windowed_restarts(reps: list[Replica]) -> int:
+    """Every replica restarted from every window a summary could give it (each offset up to its last, and up to
+    where its restart cuts or finds damage) in every mode loads as the whole replica does
+    (:func:`tests.replay.test_restart.windowed_restarts`), asking for the rows below only from a floor right at
+    the cut; returns how many crashed replicas were compared from a window above their recovered segment's start."""
+    above = 0
+    for r in reps:
+        s = summarize(r, 1)
+        reach = min(s.reaches + ([s.first_damaged] if s.first_damaged is not None else []), default=None)
+        top = int(r.log.col("last_offset").max(initial=0))
+        floors = range(min(top, reach) + 1 if reach is not None else top + 1)
+        asked = windowed_restarts(r, floors=floors)
+        assert all(f == reach for f in asked), (asked, reach)
+        plan = r.recovery
+        if plan is not None and plan.recovers and plan.from_segment is not None:
+            above += any(elide(r, f).window_start > plan.from_segment and f not in asked for f in floors)
+    return above
+
+
+@pytest.mark.parametrize("split", [None, 2], ids=["one-segment", "two-batch-segments"])
 @pytest.mark.parametrize("sdir", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir):
+def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir, split, tmp_path):
+    """Windows of one-offset ranges (as high as the summaries allow: above a crashed broker's recovered segment's
+    start), the fixture's one segment or segments of two batches (recovery from a middle one)."""
+    if split:
+        sdir = split_segments(sdir, tmp_path / "s", split)
     sc = load_scenario(sdir)
     reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
     for mode in MODES:
@@ -143,6 +247,13 @@ def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir):
         windowed = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
                                 summaries=[summarize(r, 1) for r in reps])
         assert outcome(windowed) == outcome(whole), mode
+        assert [d.__dict__ for d in windowed.divergence] == [d.__dict__ for d in whole.divergence], mode
+    # a crashed replica that recovery does not cut, with batches after its recovered segment's first: compared from
+    # windows above that
+    crashed = [r for r in reps if r.recovery is not None and r.recovery.recovers and len(r.log)
+               and int(r.log.col("base_offset")[-1]) > r.recovery.from_segment and summarize(r).reaches == []
+               and summarize(r).first_damaged is None]
+    assert assert_windowed_restarts(reps) >= len(crashed)
 
 
 # ------------------------------------------------------------------ prefixes from the summary

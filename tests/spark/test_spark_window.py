@@ -19,13 +19,15 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from tests.replay.test_histories import MODES, History
-from tests.replay.test_summary import CHUNKS, floors, outcome, split_segments
+from tests.replay.test_restart import restarted_alike
+from tests.replay.test_summary import CHUNKS, POWER_LOSS, floors, outcome, power_loss, split_segments
 from kforensics.epoch.versions import parse_kafka_version
 from kforensics.replay import summary as summary_module
 from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
-from kforensics.replay.replica import elide
-from kforensics.replay.summary import CHUNK_OFFSETS, floor_below, window_floor
+from kforensics.replay.replica import NeedRows, elide
+from kforensics.replay.restart import recovered_transitions, restart
+from kforensics.replay.summary import CHUNK_OFFSETS, floor_below, summarize, window_floor
 from kforensics.scenario import load_scenario
 from kforensics.spark import window
 from kforensics.scan.broker import scan_log_dirs
@@ -208,10 +210,31 @@ class BelowReads:
         monkeypatch.setattr(window, "read_rows", read_rows)
 
 
+def assert_restarts_alike(got, full, floor: int, summary) -> None:
+    """The replica windowed at ``floor`` restarts as the whole one in every mode, when the floor is one a summary
+    could give (at or below where its restart cuts or finds damage, and its last batch); only a floor right at the
+    cut may ask for rows."""
+    reach = min(summary.reaches + ([summary.first_damaged] if summary.first_damaged is not None else []),
+                default=None)
+    if (reach is not None and floor > reach) or floor > int(full.log.col("last_offset").max(initial=0)):
+        return  # no summary's floor: above the cut, or past the last batch (a window keeps it)
+    for mode in MODES:
+        m = parse_kafka_version(mode)
+        try:
+            restarted = restart(got, m)
+        except NeedRows:
+            assert floor == reach, (floor, reach)
+            continue
+        restarted_alike(restart(full, m), restarted, len(full.log) - len(got.log))
+        if m.has_epochs:  # the recovered batches' transitions, exactly (not only those the cache takes)
+            assert recovered_transitions(got, restarted.log) == recovered_transitions(full, restart(full, m).log)
+
+
 def assert_windows_from_the_summary(sk: Sketch, full, below: BelowReads | None = None) -> int:
     """At every floor the summary marks (every range boundary), the replica windowed with the summary's prefix is
     ``elide`` of the whole replica and the replica windowed the old way, having read no row below the floor
-    (when the log is in order and the summary kept its marks)."""
+    (when the log is in order and the summary kept its marks), and it restarts as the whole one (a crashed
+    broker's window above its recovered segment's start included)."""
     n = 0
     for floor in floors(full, sk.summary.chunk_offsets):
         before = below.count if below is not None else 0
@@ -220,6 +243,7 @@ def assert_windows_from_the_summary(sk: Sketch, full, below: BelowReads | None =
             assert below is None or below.count == before, floor  # the prefix came from the summary
         same(replace(got, broker_id=full.broker_id), elide(full, floor))
         identical(got, windowed_replica(marks_dropped(sk), floor))
+        assert_restarts_alike(got, full, floor, sk.summary)
         n += 1
     return n
 
@@ -234,14 +258,21 @@ def spark_replay(items: list[Sketch], topic: str, partition: int, mode: str, eve
                         reload=lambda offset: load(floor_below(offset, size)))
 
 
-def assert_same_replays(groups: dict[tuple, list[Sketch]], events=None, timeline=None) -> None:
-    """Every group replays alike with the summaries' prefixes and with the prefixes read the old way."""
+def assert_same_replays(groups: dict[tuple, list[Sketch]], events=None, timeline=None, whole=None) -> None:
+    """Every group replays alike with the summaries' prefixes and with the prefixes read the old way, and (given
+    the single-process replicas ``whole`` by group) as the whole logs replay."""
     for (topic, partition), items in groups.items():
         for mode in MODES:
             with_marks = spark_replay(items, topic, partition, mode, events, timeline)
             without = spark_replay([marks_dropped(sk) for sk in items], topic, partition, mode, events, timeline)
             assert outcome(with_marks) == outcome(without), mode
             assert [d.__dict__ for d in with_marks.divergence] == [d.__dict__ for d in without.divergence], mode
+            if whole is not None:
+                reps = whole[(topic, partition)]
+                want = replay_group(topic, partition, reps, kafka_version=mode, events=events, timeline=timeline,
+                                    summaries=[summarize(r, 1 << 40) for r in reps])
+                assert outcome(with_marks) == outcome(want), mode
+                assert [d.__dict__ for d in with_marks.divergence] == [d.__dict__ for d in want.divergence], mode
 
 
 def scanned(scenario: Path, tmp: Path, chunk: int):
@@ -283,17 +314,22 @@ def test_windows_with_the_summarys_prefix_equal_elide_and_the_old_windows(scenar
                     str(x).rsplit("/", 1)[-1] for x in full.segments]
                 compared += assert_windows_from_the_summary(sk, full, below)
         assert compared
-        assert_same_replays(groups, sc.events or None)
+        assert_same_replays(groups, sc.events or None, whole=loaded.groups)
 
 
 @given(st.lists(st.sampled_from([
     ("produce", 2), ("follow", 2, 0), ("follow", 3, 1), ("commit",), ("crash", 2, 1, False), ("crash", 1, 2, True),
-    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True)]),
-    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from(CHUNKS), st.sampled_from([None, 1, 3]))
+    ("restart", 2), ("restart", 1), ("elect", 2, False), ("elect", 3, True), ("power_loss", [0, 1, 2], True),
+    ("power_loss", [0, 0, 0], False)]),
+    min_size=5, max_size=30), st.integers(0, 2), st.booleans(), st.sampled_from(CHUNKS), st.sampled_from([None, 1, 3]),
+    st.sampled_from([None, [], [(0, 0)]]))
 @settings(max_examples=max(10, int(os.environ.get("KF_EXAMPLES", "150")) // 8), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_windows_with_the_summarys_prefix_equal_the_old_windows_on_crash_histories(ops_, pick, unclean, chunk,
-                                                                                    split):
+                                                                                    split, stale):
+    """Crash histories (power losses leave no marker: recovery from the segment holding the recovery point, a middle
+    one when split), broker 3's checkpoint ``stale`` (recovery assigns epochs): the Spark windows equal the old ones
+    and ``elide``, restart as the whole replicas, and every group replays as the whole logs do."""
     from kforensics.kraft.timeline import build_timeline
 
     h = History()
@@ -301,6 +337,8 @@ def test_windows_with_the_summarys_prefix_equal_the_old_windows_on_crash_histori
     for o in ops_:
         h.apply(o)
     h.finish(pick, unclean)
+    if stale is not None:
+        h.sb.epoch_checkpoint(3, stale)
     with tempfile.TemporaryDirectory() as tmp:
         root = h.sb.write(Path(tmp) / "h")
         if split:
@@ -311,7 +349,37 @@ def test_windows_with_the_summarys_prefix_equal_the_old_windows_on_crash_histori
             for key, sk in sks.items():
                 assert sk.summary.marks is not None
                 assert_windows_from_the_summary(sk, next(r for r in loaded.groups[key] if r.broker_id == i + 1))
-        assert_same_replays(groups, sc.events, build_timeline(sc.metadata))
+        assert_same_replays(groups, sc.events, build_timeline(sc.metadata), whole=loaded.groups)
+
+
+@pytest.mark.parametrize("recovery_point,split", POWER_LOSS)
+def test_a_power_loss_that_cuts_nothing_is_replayed_from_the_last_range(recovery_point, split, tmp_path):
+    """Brokers that lost power (no marker) and lost nothing: the Spark replay reads each replica from its last range
+    (not from its recovered segment's start), reads no row below it and reloads nothing, and replays as the whole
+    logs do (broker 3's stale checkpoint: its recovery assigns epoch 1 where it meets it first)."""
+    root = power_loss(tmp_path, recovery_point, split)
+    sc = load_scenario(root)
+    brokers, loaded, per_broker, groups = scanned(root, tmp_path, 8)
+    (key, items), = groups.items()
+    reps = loaded.groups[key]
+    for mode in MODES:
+        _rows, summaries, load = group_replicas(items)
+        assert [s.reaches for s in summaries] == [[], [], []]
+        floor = window_floor(summaries, parse_kafka_version(mode))
+        assert floor == 16, mode
+        asked = []
+
+        def reload(offset):
+            asked.append(offset)
+            return load(floor_below(offset, 8))
+
+        got = replay_group(key[0], key[1], load(floor), kafka_version=mode, events=sc.events, reload=reload)
+        want = replay_group(key[0], key[1], reps, kafka_version=mode, events=sc.events,
+                            summaries=[summarize(r, 1 << 40) for r in reps])
+        assert asked == [] and outcome(got) == outcome(want), mode
+    for i, sks in enumerate(per_broker):
+        for k, sk in sks.items():
+            assert assert_windows_from_the_summary(sk, next(r for r in loaded.groups[k] if r.broker_id == i + 1))
 
 
 def test_over_the_cap_the_windows_are_read_the_old_way_and_still_elides(tmp_path, monkeypatch):
