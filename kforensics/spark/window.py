@@ -140,18 +140,61 @@ def read_rows(path: str | None, filesystem: Any, floor: int | None = None, colum
               below: bool = False) -> pa.Table | None:
     """Rows of one replica's batches file: those with ``last_offset >= floor`` (``below``: ``< floor``); all
     with ``floor`` None.  None when the replica has no file (no batches)."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if path is None:
         return None
-    filters = None if floor is None else [("last_offset", "<" if below else ">=", int(floor))]
-    return pq.read_table(path, columns=columns or BATCH_COLUMNS, filters=filters, filesystem=filesystem)
+    columns = columns or BATCH_COLUMNS
+    wanted = columns if "last_offset" in columns else [*columns, "last_offset"]
+    # the file's own row-group statistics pick the row groups to read (a few times cheaper than a dataset
+    # read with a filter, which a replay stage does three times per group); then the rows are filtered
+    # segment names come back as a dictionary (one string per segment, not per row: most of a read's cost)
+    with pq.ParquetFile(path, filesystem=filesystem,
+                        read_dictionary=["segment"] if "segment" in wanted else None) as f:
+        md = f.metadata
+        at = f.schema_arrow.get_field_index("last_offset")
+        groups = []
+        for i in range(md.num_row_groups):
+            stats = md.row_group(i).column(at).statistics
+            known = floor is not None and stats is not None and stats.has_min_max
+            if not known or (stats.min < floor if below else stats.max >= floor):
+                groups.append(i)
+        t = f.read_row_groups(groups, columns=wanted) if groups else f.schema_arrow.empty_table().select(wanted)
+    if floor is not None:
+        last = t.column("last_offset")
+        t = t.filter(pc.less(last, int(floor)) if below else pc.greater_equal(last, int(floor)))
+    return t.select(columns)
 
 
 def _int64(t: pa.Table, name: str) -> np.ndarray:
     import pyarrow.compute as pc
 
     return np.asarray(pc.cast(t.column(name), pa.int64()), dtype=np.int64)
+
+
+def _segment_names(col: pa.ChunkedArray) -> set[str]:
+    """The segment names a ``segment`` column holds (plain or dictionary-encoded: only the entries rows use)."""
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(col.type):
+        return set(pc.unique(col).to_pylist())
+    out: set[str] = set()
+    for chunk in col.chunks:
+        values = chunk.dictionary.to_pylist()
+        out.update(values[i] for i in np.unique(np.asarray(chunk.indices, dtype=np.int64)).tolist())
+    return out
+
+
+def _segment_codes(col: pa.ChunkedArray, order: pa.Array) -> np.ndarray:
+    """Each row's segment as its index in ``order`` (the segment names in log order)."""
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(col.type):
+        return np.asarray(pc.index_in(pc.cast(col, pa.string()), value_set=order), dtype=np.int64)
+    parts = [np.asarray(pc.index_in(chunk.dictionary, value_set=order).fill_null(-1), dtype=np.int64)[
+        np.asarray(chunk.indices, dtype=np.int64)] for chunk in col.chunks]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
 def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
@@ -166,7 +209,7 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
         return BatchLog.empty().data, []
     names = set()
     for t in tables:
-        names.update(pc.unique(t.column("segment")).to_pylist())
+        names.update(_segment_names(t.column("segment")))
     segments = sorted(names, key=_segment_base)
     order = pa.array(segments, pa.string())
     parts = []
@@ -174,8 +217,7 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
         n = len(t)
         base, last = _int64(t, "base_offset"), _int64(t, "last_offset")
         values = {"base_offset": np.where(base >= 0, base, last), "last_offset": last,
-                  "segment": np.asarray(pc.index_in(pc.cast(t.column("segment"), pa.string()), value_set=order),
-                                        dtype=np.int64)}
+                  "segment": _segment_codes(t.column("segment"), order)}
         if "crc_valid" in t.column_names:
             values["crc_valid"] = np.asarray(t.column("crc_valid"), dtype=bool).astype(np.int64)
         cols = np.empty((n, len(COLUMNS)), dtype=np.int64, order="F")  # column-major, as BatchLog holds it

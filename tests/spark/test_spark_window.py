@@ -427,3 +427,47 @@ def test_a_sink_fed_segments_out_of_their_order_keeps_no_marks_and_its_windows_a
     assert not whole.log.is_sorted()  # by name, the log goes back
     for floor in floors(whole, 1):
         identical(windowed_replica(sk, floor), elide(whole, floor))
+
+
+def test_read_rows_picks_row_groups_by_statistics_and_equals_a_filtered_read(tmp_path):
+    """A window read takes the row groups whose last_offset statistics reach the floor, then filters rows: the
+    same rows, in the same order, as pyarrow's filtered read of the whole file (segment names may come back
+    dictionary-encoded: the replay columns made of them are the same)."""
+    import pyarrow.parquet as pq
+
+    from kforensics.log.batch_table import BATCH_COLUMNS as RAW, COL, NCOLS, BatchTable
+    from kforensics.spark.window import PREFIX_COLUMNS, WINDOW_COLUMNS, read_rows, replay_rows_of
+    from kforensics.tables.scan_tables import BatchesWriter
+
+    path = tmp_path / "b.parquet"
+    w = BatchesWriter(str(path), {"cluster": "c", "broker_id": 1}, row_group=700)
+    at = 0
+    for seg, n in (("00000000000000000000.log", 1000), ("00000000000000001000.log", 1500),
+                   ("00000000000000002500.log", 333)):
+        for start in range(0, n, 250):
+            k = min(250, n - start)
+            data = np.zeros((k, NCOLS), dtype=np.int64)
+            rows = np.arange(at, at + k)
+            for name in RAW:
+                data[:, COL[name]] = rows
+            data[:, COL["last_offset"]] = rows + (rows % 3 == 0)  # some batches of two offsets
+            w(SimpleNamespace(topic="t", partition=0, dir_name="t-0"), SimpleNamespace(log=Path(seg)),
+              BatchTable(data))
+            at += k
+    w.close()
+    assert pq.ParquetFile(path).metadata.num_row_groups > 3
+    for floor in (None, 0, 1, 699, 700, 1000, 1234, 2500, 2832, 2833, 10**6):
+        for below in (False, True):
+            if floor is None and below:
+                continue
+            for cols in (WINDOW_COLUMNS, PREFIX_COLUMNS, ["segment", "position"]):
+                got = read_rows(str(path), None, floor, cols, below)
+                want = pq.read_table(path, columns=cols, filters=None if floor is None else
+                                     [("last_offset", "<" if below else ">=", floor)])
+                assert got.column_names == cols and got.num_rows == want.num_rows, (floor, below, cols)
+                for c in cols:
+                    assert got.column(c).cast(want.schema.field(c).type).equals(want.column(c)), (floor, below, c)
+                if "base_offset" in cols:
+                    a, sa = replay_rows_of([got])
+                    b, sb = replay_rows_of([want])
+                    assert sa == sb and np.array_equal(a, b)
