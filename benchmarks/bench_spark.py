@@ -159,7 +159,10 @@ def main() -> None:
                              args.large_partitions * k, args.mb_per_partition * per_mb)
                 s = spark_run(dirs, root / f"out-scale{k}", args.cores)
                 walls.append(s["wall_s"])
-                print(f"  scaling {k}x ({args.large_partitions * k} partitions per broker): wall {s['wall_s']:.1f}s")
+                tm = s["timings"]
+                print(f"  scaling {k}x ({args.large_partitions * k} partitions per broker): wall {s['wall_s']:.1f}s ("
+                      + ", ".join(f"{n[:-2]} {v:.1f}s" for n, v in tm.items())
+                      + f"); replay stage {tm.get('replay_s', 0) / s['wall_s']:.0%}")
             print("  scaling ratios (1x->2x, 2x->4x): " + ", ".join(f"{b / a:.2f}" for a, b in zip(walls, walls[1:]))
                   + " (target <= 2.1 each)")
     if args.only != "large":

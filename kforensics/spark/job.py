@@ -87,7 +87,7 @@ STATUS_SCHEMA = ("snapshot_id string, dir_name string, status string, error stri
                  "payload binary, cluster string, topic string, partition int, sketch binary, findings string, "
                  "check binary")
 #: the status columns the driver collects (the replica sketches go from executor to executor)
-COLLECTED = STATUS_COLUMNS[:8] + ["findings", "check"]
+COLLECTED = STATUS_COLUMNS[:10] + ["findings", "check"]
 GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected", "findings", "summary"]
 GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, error string, verdicts long, "
                 "affected boolean, findings string, summary string")
@@ -1285,6 +1285,19 @@ def _table_rows(name: str, rows: list[dict]) -> pa.Table:
                                 schema=schema)
 
 
+#: groups per replay task below which fewer tasks are started (each task costs Spark a few tenths of a second)
+GROUPS_PER_TASK = 64
+
+
+def replay_tasks(statuses: list[dict], parallelism: int, tasks_per_partition: int) -> int:
+    """How many tasks the replay stage runs: ``tasks_per_partition`` per core for many groups (they balance
+    groups of unequal cost), fewer when there are few groups to share out, never fewer than the cores."""
+    groups = len({(s.get("cluster"), s.get("topic"), s.get("partition")) for s in statuses
+                  if s.get("status") == "ok" and s.get("topic") is not None})
+    wanted = -(-groups // GROUPS_PER_TASK)
+    return max(1, min(groups or 1, max(parallelism, min(parallelism * tasks_per_partition, wanted))))
+
+
 def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "latest", overwrite: bool = False,
         tasks_per_partition: int = 4, metadata: list[Any] | dict[str | None, list[Any]] | None = None,
         manifest: str | None = None, events: dict[tuple[str | None, str, int], list[dict]] | None = None,
@@ -1359,7 +1372,7 @@ def run(spark, snapshots: list[Snapshot], out: str, *, kafka_version: str = "lat
             # only the replicas' sketches (partition row, summary, a small replica whole) are shuffled; each group
             # reads its window's batch rows from the replicas' files
             sketches = scanned.where("sketch IS NOT NULL").select(*REPLAY_INPUT)
-            m = max(1, min(len(tasks), sc.defaultParallelism * tasks_per_partition))
+            m = replay_tasks(statuses, sc.defaultParallelism, tasks_per_partition)
             groups = [r.asDict() for r in sketches.repartition(m, *KEYS).sortWithinPartitions(*KEYS).mapInPandas(
                 replay_partitions(kafka_version, shared, staging), schema=GROUP_SCHEMA).collect()]
         commit_findings(commits, groups, staging_path, staging_fs)

@@ -107,3 +107,19 @@ def test_sketch_row_is_the_partitions_tables_row():
         from_table = partition_row(table("partitions", [variant]), PARTITION_COLUMNS)
         assert sketch_row(fitted[0]) == from_table
         assert table("partitions", fitted, fitted=True).equals(table("partitions", [variant]))
+
+
+def test_replay_tasks_follow_the_groups_to_share_out():
+    from kforensics.spark.job import GROUPS_PER_TASK, replay_tasks
+
+    def statuses(groups: int, replicas: int = 3) -> list[dict]:
+        return [{"status": "ok", "cluster": "c", "topic": f"t{g % 7}", "partition": g, "broker_id": b}
+                for g in range(groups) for b in range(replicas)]
+
+    assert replay_tasks([], 2, 4) == 1
+    assert replay_tasks(statuses(1), 2, 4) == 1  # never more tasks than groups
+    assert replay_tasks(statuses(100), 2, 4) == 2  # few groups: one task per core
+    assert replay_tasks(statuses(GROUPS_PER_TASK * 6), 2, 4) == 6
+    assert replay_tasks(statuses(10_000), 2, 4) == 8  # many: four per core, to balance unequal groups
+    failed = [{**s, "status": "failed", "topic": None} for s in statuses(10_000)]
+    assert replay_tasks(failed, 2, 4) == 1  # failed dirs have no replica to replay
