@@ -126,17 +126,8 @@ def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(op
     (recovery then assigns epochs): windowed replays and restarts equal the whole ones."""
     from kforensics.kraft.timeline import build_timeline
 
-    h = History()
-    h.elect(1, False)
-    for o in ops_:
-        h.apply(o)
-    h.finish(pick, unclean)
-    if stale is not None:
-        h.sb.epoch_checkpoint(3, stale)
     with tempfile.TemporaryDirectory() as tmp:
-        root = h.sb.write(Path(tmp) / "h")
-        if split:
-            root = split_segments(root, Path(tmp) / "split", split)
+        root = history_on_disk(ops_, pick, unclean, stale, split, Path(tmp))
         sc = load_scenario(root)
         timeline = build_timeline(sc.metadata)
         reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
@@ -260,6 +251,20 @@ def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir, split, 
 CHUNKS = (1, 2, 4, 8)
 
 
+def history_on_disk(ops_, pick, unclean, stale, split, tmp: Path) -> Path:
+    """A crash history (``History``) played out and written under ``tmp``: broker 3's leader-epoch checkpoint
+    ``stale`` when given, the logs cut into segments of ``split`` batches when given; its scenario dir."""
+    h = History()
+    h.elect(1, False)
+    for o in ops_:
+        h.apply(o)
+    h.finish(pick, unclean)
+    if stale is not None:
+        h.sb.epoch_checkpoint(3, stale)
+    root = h.sb.write(tmp / "h")
+    return split_segments(root, tmp / "split", split) if split else root
+
+
 def split_segments(src: Path, dst: Path, per: int) -> Path:
     """A copy of scenario dir ``src`` whose partition logs are cut into segments of ``per`` batches each (named by
     their first batch's offset, with empty indexes; bytes that frame no batch stay in the last segment)."""
@@ -359,13 +364,8 @@ def test_the_summary_gives_elides_prefix_at_every_floor_on_random_histories(draw
 @settings(max_examples=max(20, int(os.environ.get("KF_EXAMPLES", "150")) // 5), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 def test_the_summary_gives_elides_prefix_at_every_floor_on_crash_histories_from_disk(ops_, pick, unclean, chunk):
-    h = History()
-    h.elect(1, False)
-    for o in ops_:
-        h.apply(o)
-    h.finish(pick, unclean)
     with tempfile.TemporaryDirectory() as tmp:
-        sc = load_scenario(h.sb.write(Path(tmp) / "h"))
+        sc = load_scenario(history_on_disk(ops_, pick, unclean, None, None, Path(tmp)))
         for r in load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]:
             for pieces in (1, 3):
                 assert_prefixes_are_elides(r, streamed(r, chunk, pieces))

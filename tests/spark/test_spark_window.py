@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import ROOT
-from tests.replay.test_histories import MODES, History
+from tests.replay.test_histories import MODES
 from tests.replay.test_restart import restarted_alike
-from tests.replay.test_summary import CHUNKS, POWER_LOSS, floors, outcome, power_loss, split_segments
+from tests.replay.test_summary import (CHUNKS, POWER_LOSS, floors, history_on_disk, outcome, power_loss,
+                                      split_segments)
 from kforensics.epoch.versions import parse_kafka_version
 from kforensics.replay import summary as summary_module
 from kforensics.replay.group import replay_group
@@ -332,17 +333,8 @@ def test_windows_with_the_summarys_prefix_equal_the_old_windows_on_crash_histori
     and ``elide``, restart as the whole replicas, and every group replays as the whole logs do."""
     from kforensics.kraft.timeline import build_timeline
 
-    h = History()
-    h.elect(1, False)
-    for o in ops_:
-        h.apply(o)
-    h.finish(pick, unclean)
-    if stale is not None:
-        h.sb.epoch_checkpoint(3, stale)
     with tempfile.TemporaryDirectory() as tmp:
-        root = h.sb.write(Path(tmp) / "h")
-        if split:
-            root = split_segments(root, Path(tmp) / "split", split)
+        root = history_on_disk(ops_, pick, unclean, stale, split, Path(tmp))
         sc = load_scenario(root)
         brokers, loaded, per_broker, groups = scanned(root, Path(tmp), chunk)
         for i, sks in enumerate(per_broker):
