@@ -86,15 +86,19 @@ class DirBatches:
                 self.own(*chunk)
             self._held = []
 
-    def finish(self) -> str | None:
-        """The dir was scanned: its rows go to the task's file, or its own file is closed (its path returned)."""
-        if self.own is not None:
-            self.own.close()
-            return self.path
+    def close(self) -> str | None:
+        """The dir was scanned: its own file, if it has one, is closed and its path returned (None: its rows are
+        held, and join the task's file at :meth:`commit`)."""
+        if self.own is None:
+            return None
+        self.own.close()
+        return self.path
+
+    def commit(self) -> None:
+        """Everything else about the dir succeeded: its held rows join the task's file."""
         if self._held:
             self.task.add(self.batch_dir, self.context, self._held)
             self._held = []
-        return None
 
     def abandon(self) -> bool:
         """The dir's scan failed: its held rows are dropped; True when it has a file of its own to remove."""

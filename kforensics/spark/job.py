@@ -773,10 +773,7 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
         with transaction_coordinator(_snapshot_coordinator(t.snapshot_id, info)):
             scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
                                   batch_sink=sink)
-        batches = writer.finish()  # None: its rows went to the task's file (a small replica, not read back)
-        writer = None
-        if own:
-            task_batches.close()
+        batches = writer.close()  # None: its rows are held for the task's file (a small replica, not read back)
         extra, payload = [], None
         if pdir.name.suffix is None and pdir.topic == CONSUMER_OFFSETS:
             from ..consumers.committed_offsets import read_copy
@@ -802,11 +799,15 @@ def scan_task(t: Any, info: dict, staging_path: str, filesystem, kafka_version: 
             check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
         severities = _severities(rows["findings"])
         _keep(rows, gathered, staging_path, t.part, filesystem, pdir.name.suffix in ("delete", "stray"))
+        writer.commit()  # only now: a dir that fails leaves no batch rows without its partition row
+        writer = None
+        if own:
+            task_batches.close()
         return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
                 fit(pdir.topic, pa.string()), pdir.partition, sketch, severities, check)
     except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
         if writer is not None and writer.abandon():
-            _rmtree(filesystem, batches)  # no batch rows without their partition row
+            _rmtree(filesystem, writer.path)  # no batch rows without their partition row
         err = f"{type(e).__name__}: {e}"
         f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
                     file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),

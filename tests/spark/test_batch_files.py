@@ -52,7 +52,8 @@ def test_small_dirs_share_the_tasks_file_per_topic_and_a_large_one_has_its_own(t
         sink = DirBatches(task, str(dirs[topic]), str(dirs[topic] / f"own-{i}.parquet"),
                           {"cluster": "c", "broker_id": i, "snapshot_id": f"s{i}"}, limit=4096)
         written[i] = _feed(sink, pd_, sizes)
-        own = sink.finish()
+        own = sink.close()
+        sink.commit()
         assert (own is not None) == (i == 3), "only the dir over the limit writes a file of its own"
     task.close()
     assert sorted(p.name for p in dirs["a"].iterdir()) == ["own-3.parquet", "s-00001.parquet"]
@@ -75,7 +76,12 @@ def test_a_failed_dir_leaves_no_rows(tmp_path):
     assert large.abandon() is True  # its own file exists: the caller removes it
     ok = DirBatches(task, str(tmp_path), str(tmp_path / "ok.parquet"), {"cluster": "c"}, limit=100)
     _feed(ok, _dir("t", 2), [7])
-    assert ok.finish() is None
+    assert ok.close() is None
+    late = DirBatches(task, str(tmp_path), str(tmp_path / "late.parquet"), {"cluster": "c"}, limit=100)
+    _feed(late, _dir("t", 3), [9])
+    assert late.close() is None
+    assert late.abandon() is False  # it failed after its scan, before its commit: its rows never join
+    ok.commit()
     task.close()
     rows = pq.read_table(tmp_path / "s-00002.parquet").to_pandas()
     assert list(rows["partition"]) == [2] * 7
@@ -89,7 +95,8 @@ def test_rows_held_across_many_topics_stay_within_the_budget(tmp_path):
         d.mkdir(exist_ok=True)
         sink = DirBatches(task, str(d), str(d / "own.parquet"), {"cluster": "c"}, limit=4096)
         _feed(sink, _dir(f"t{i % 50}", i), [30])
-        sink.finish()
+        sink.close()
+        sink.commit()
         peak = max(peak, sum(w.held_rows for w in task.writers.values()))
     task.close()
     assert peak <= 1000 + 30  # without the budget, 50 topics would hold 6000 rows until the task ends

@@ -234,6 +234,36 @@ def test_a_failed_scan_task_is_a_finding_and_a_status(tmp_path):
     assert sum(json.loads(out["findings"].iloc[1]).values()) == 1  # the summary counts it
 
 
+@pytest.mark.parametrize("limit", [4096, 1], ids=["rows-held", "file-of-its-own"])
+def test_a_scan_task_failing_after_its_scan_leaves_no_batch_rows(tmp_path, monkeypatch, limit):
+    """A dir whose scan succeeded but whose task then fails (here: building its report rows) leaves no batch rows:
+    neither the rows held for the task's file nor a file of its own (a larger dir's)."""
+    import kforensics.spark.batch_files as batch_files
+    from kforensics.spark import job
+
+    monkeypatch.setattr(batch_files, "INLINE_ROWS", limit)
+    monkeypatch.setattr(batch_files.DirBatches.__init__, "__defaults__", (None, limit))
+    real = job._report_rows
+    calls = []
+
+    def failing(report, context):
+        calls.append(1)
+        if len(calls) == 1:  # the first dir: after its scan
+            raise RuntimeError("boom after the scan")
+        return real(report, context)
+
+    monkeypatch.setattr(job, "_report_rows", failing)
+    staging = tmp_path / "staging"
+    info = {"s": {"spec": str(SCENARIO / "broker-1"), "log_dirs": [""], "transaction_state": False}}
+    frames = [_task(), _task(part="s-s--orders-0-again")]
+    out = pd.concat(list(job.scan_tasks(str(staging), "latest", info)(iter(frames))))
+    assert list(out["status"]) == ["failed", "ok"] and "boom after the scan" in out["error"].iloc[0]
+    batches = _flat(staging / "batches")
+    parts = _flat(staging / "partitions")
+    assert len(parts) == 1 and len(batches) == parts["batch_count"].iloc[0], "only the dir that succeeded"
+    assert not [p for p in staging.rglob("s-s--orders-0.parquet") if "batches" in p.parts]
+
+
 def _flat(path):
     """A staged table's rows (files hold their cluster and topic columns: no partitioning inferred)."""
     import pyarrow.dataset as ds
