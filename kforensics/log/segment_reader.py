@@ -174,6 +174,22 @@ class _Window:
         return memoryview(self.buf)[rel : rel + length]
 
 
+def _digest(file_hash, win: _Window) -> str | None:
+    """The file's SHA-256: from its hash apart (``file_hash``), or from the walk's reads.  When the hash apart
+    could not read the file (it went away or was replaced since it was opened), the file this reader holds
+    open is hashed again from its start: the digest is always of the bytes the walk read."""
+    if file_hash is None:
+        return win.finish_hash()
+    try:
+        digest = file_hash.result()
+    except OSError:
+        digest = None
+    if digest is None:
+        win.hasher, win.hashed = hashlib.sha256(), 0
+        return win.finish_hash()
+    return digest
+
+
 class SegmentReader:
     """Walk one segment file; iterate :meth:`tables` or :meth:`batches`.
 
@@ -281,7 +297,7 @@ class SegmentReader:
                     recovered = True
                     if pos < win.file_pos or pos + HEADER_PREFIX > win.end:
                         win.slide(pos)
-                self.summary.sha256 = file_hash.result() if file_hash is not None else win.finish_hash()
+                self.summary.sha256 = _digest(file_hash, win)
                 file_hash = None
             finally:
                 if file_hash is not None:

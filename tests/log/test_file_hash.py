@@ -121,3 +121,20 @@ def test_scan_command_hashes_and_exits_with_its_code_without_teardown(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "kforensics", "scan", str(logdir), "--fail-on", "nonsense"],
                          capture_output=True, env=env, timeout=300)
     assert bad.returncode == 2 and b"nonsense" in bad.stderr
+
+
+def test_a_hash_apart_that_cannot_read_the_file_falls_back_to_the_readers_own_descriptor(tmp_path, monkeypatch):
+    """The file is unlinked after the reader opened it: the hash apart cannot open it, the reader hashes what it
+    holds open, and the walk's results stand (before: an OSError after the last batch)."""
+    seg = tmp_path / "00000000000000000000.log"
+    data = _segment(seg, 1500)
+    real = file_hash.open_binary
+
+    def vanished(path):
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+    monkeypatch.setattr(file_hash, "open_binary", vanished)
+    r = _read_all(seg)
+    assert r.summary.sha256 == hashlib.sha256(data).hexdigest()
+    assert r.summary.batches == 1500 and not r.summary.findings
+    monkeypatch.setattr(file_hash, "open_binary", real)
