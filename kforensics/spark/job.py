@@ -274,14 +274,9 @@ def _write_parts(report: ScanReport, staging: str, part: str, context: dict, fil
 
 
 def sketch_row(fitted: dict) -> dict:
-    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row (fitted to its schema: see
-    :func:`kforensics.tables.schemas.fit_rows`) as the table gives them back (timestamps as Arrow makes them)."""
-    schema = SCHEMAS["partitions"]
-    out = {}
-    for c in PARTITION_COLUMNS:
-        v, typ = fitted[c], schema.field(c).type
-        out[c] = pa.scalar(v, typ).as_py() if v is not None and pa.types.is_timestamp(typ) else v
-    return out
+    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row fitted to its schema (see
+    :func:`kforensics.tables.schemas.fit_rows`): what the table would give back for them."""
+    return {c: fitted[c] for c in PARTITION_COLUMNS}
 
 
 def make_sketch(partition: dict, sink: SketchSink, scan: Any, batches: str | None, filesystem=None) -> Sketch:

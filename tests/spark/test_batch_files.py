@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -106,13 +105,15 @@ def test_rows_held_across_many_topics_stay_within_the_budget(tmp_path):
 
 def test_sketch_row_is_the_partitions_tables_row():
     base = {"cluster": "c", "topic": "t\udcff", "partition": 3, "broker_id": 2 ** 40, "snapshot_id": "s",
-            "snapshot_time": dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.timezone.utc), "log_dir": "/d",
+            "snapshot_time": "2026-01-02T03:04:05Z", "log_dir": "/d",
             "dir_name": "t-3", "suffix": None, "topic_id": None, "high_watermark": 7, "epoch_cache_written": "[[0, 0]]",
             "log_start_offset": 0, "cleaner_offset": None, "recovery": "{}"}
-    for variant in (base, {**base, "snapshot_time": None}, {**base, "snapshot_time": np.datetime64("2026-01-02")}):
+    for variant in (base, {**base, "snapshot_time": None}, {**base, "high_watermark": 2 ** 70, "partition": True}):
         fitted = fit_rows("partitions", [variant])
         from_table = partition_row(table("partitions", [variant]), PARTITION_COLUMNS)
-        assert sketch_row(fitted[0]) == from_table
+        got = sketch_row(fitted[0])
+        assert got == from_table
+        assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in from_table.items()}
         assert table("partitions", fitted, fitted=True).equals(table("partitions", [variant]))
 
 
