@@ -84,14 +84,19 @@ def same(a, b) -> None:
         str(x).rsplit("/", 1)[-1] for x in b.segments]
 
 
+def scenario_brokers(scenario: Path):
+    """A scenario's broker dirs and their replicas as ``kforensics replay`` loads them (skips one without)."""
+    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
+    if not brokers:
+        pytest.skip("no brokers")
+    return brokers, load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
 def test_windows_read_from_the_batch_files_equal_the_single_process_windows(scenario, tmp_path):
     """For every floor (each batch's first and last offset, and past the end): the replica made from the rows above
     the floor and the prefix columns below it is ``elide`` of the whole replica; the summaries are the CLI's."""
-    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
-    if not brokers:
-        pytest.skip("no brokers")
-    loaded = load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+    brokers, loaded = scenario_brokers(scenario)
     compared = 0
     for i, b in enumerate(brokers):
         d = tmp_path / f"b{i}"
@@ -115,10 +120,7 @@ def test_windows_read_from_the_batch_files_equal_the_single_process_windows(scen
 def test_small_replicas_kept_while_scanned_equal_the_single_process_replicas(scenario, tmp_path):
     """A small replica travels whole, made from the rows its sink kept as they streamed by (its batches file is
     not read back): it is the replica ``kforensics replay`` loads."""
-    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
-    if not brokers:
-        pytest.skip("no brokers")
-    loaded = load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+    brokers, loaded = scenario_brokers(scenario)
     compared = 0
     for i, b in enumerate(brokers):
         ctx = {"cluster": "c", "broker_id": i + 1, "snapshot_id": f"s{i + 1}"}
