@@ -370,6 +370,35 @@ def test_oracle_and_real_snapshots_scan_like_the_cli(job):
             p.dir_name: p.high_watermark for p in want.partitions}
 
 
+def test_batches_rows_equal_scan_outs_whatever_file_they_went_to(job, tmp_path):
+    """The ``batches`` rows Spark publishes (small dirs' rows in their task's file per topic, larger dirs' in files
+    of their own) are the rows ``scan --out`` writes for the same snapshot, field for field."""
+    from kforensics.tables.scan_tables import BatchesWriter
+
+    _, out, snaps, *_ = job
+    ids = {s.snapshot_id for s in snaps}
+    batches = table(out, "batches")
+    keys = ["dir_name", "segment", "position"]
+    compared = 0
+    for sid, path in (("oracle", ORACLE / "logs"), ("damaged", BROKERS / "damaged")):
+        if sid not in ids:
+            continue
+        w = BatchesWriter(str(tmp_path / f"{sid}.parquet"))
+        scan_log_dirs([path], batch_sink=w)
+        w.close()
+        want = pd.read_parquet(tmp_path / f"{sid}.parquet")
+        got = batches[batches["snapshot_id"] == sid]
+        cols = [c for c in want.columns if c not in ("snapshot_id", "snapshot_time", "cluster", "broker_id")]
+        want = want[cols].sort_values(keys).reset_index(drop=True)
+        got = got[cols].sort_values(keys).reset_index(drop=True)
+        assert len(want) and len(got) == len(want), sid
+        for c in cols:
+            assert [None if pd.isna(v) else v for v in got[c].astype(object)] == [
+                None if pd.isna(v) else v for v in want[c].astype(object)], (sid, c)
+        compared += 1
+    assert compared
+
+
 def _key(code, file, position, message) -> tuple:
     return code, file, None if position is None or pd.isna(position) else int(position), message
 
