@@ -19,3 +19,7 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -c 'import kforensics' || { echo "setup: kforensics did not install" >&2; exit 1; }
+# compile the kernels once (numba), and link them as a native library so that commands start without numba;
+# a machine without a C compiler driver keeps numba's kernels (slower start, same results)
+KFORENSICS_KERNELS=native .venv/bin/python -c 'from kforensics.log import kernels; kernels.get()' 2>/dev/null \
+  || echo "setup: native kernels not built (no C compiler?); numba's kernels will be used" >&2

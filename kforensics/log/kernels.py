@@ -8,6 +8,12 @@ produced from :data:`kforensics.formats.record_batch.RecordBatchHeader`,
 stay the only description of the layouts (the same idea as Construct's own
 compiler, targeting numba instead of Python).
 
+numba compiles them once into its on-disk cache; their machine code is then
+linked as a small native library (:mod:`.native_kernels`) that later runs load
+without importing numba (:func:`get`).  ``KFORENSICS_KERNELS=numba`` keeps to
+numba's dispatchers; ``native`` insists on the library (and retries a build
+that failed before).
+
 CRCs are computed by native code the kernels call through ctypes: CRC-32C from
 the ``crc32c`` package's exported function and CRC-32 from the system zlib.
 When either is unavailable the kernels report the CRC as not computed and the
@@ -23,6 +29,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import threading
 import zlib
 
 import crc32c
@@ -565,7 +572,7 @@ def source() -> tuple[str, tuple[str, ...]]:
 
 
 class Kernels:
-    """The compiled kernels (see :func:`get`)."""
+    """The compiled kernels (see :func:`get`): numba's dispatchers, or the native library's entry points."""
 
     def __init__(self, walk, resync, records, records_many, record_columns):
         self.walk = walk
@@ -574,31 +581,45 @@ class Kernels:
         self.decode_records_many = records_many
         self.RECORD_COLUMNS = record_columns
         self.RCOL = {name: i for i, name in enumerate(record_columns)}
+        #: path of the native library these kernels run from, None for numba's
+        self.native: str | None = None
 
     def new_record_table(self, cap: int) -> np.ndarray:
         """An empty output table for :meth:`decode_records` (at least one row)."""
         return np.empty((max(cap, 1), len(self.RECORD_COLUMNS)), dtype=np.int64)
 
 
-def _compile() -> Kernels:
-    """Compile the generated kernels, caching them on disk (never next to evidence)."""
-    src, rec_cols = source()
-    digest = hashlib.sha256((src + repr((HAVE_CRC32C, HAVE_CRC32))).encode()).hexdigest()[:16]
-    cache_root = os.environ.get("KFORENSICS_CACHE") or os.path.join(
+def _cache_root() -> str | None:
+    """The kernel cache directory (created if missing), never next to evidence; None when none is writable."""
+    first = os.environ.get("KFORENSICS_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kforensics"
     )
-    name = f"_kf_kernels_{digest}"
-    path = None
-    for root in (cache_root, os.path.join(tempfile.gettempdir(), f"kforensics-{os.getuid()}")):
+    for root in (first, os.path.join(tempfile.gettempdir(), f"kforensics-{os.getuid()}")):
         try:
-            os.makedirs(root, exist_ok=True)
+            os.makedirs(root, mode=0o755, exist_ok=True)
+            if os.access(root, os.W_OK):
+                return root
+        except OSError:
+            continue
+    return None
+
+
+def _digest(src: str) -> str:
+    return hashlib.sha256((src + repr((HAVE_CRC32C, HAVE_CRC32))).encode()).hexdigest()[:16]
+
+
+def _compile(src: str, rec_cols: tuple[str, ...], root: str | None) -> Kernels:
+    """Compile the generated kernels with numba, caching them on disk in ``root`` (in memory when None)."""
+    name = f"_kf_kernels_{_digest(src)}"
+    path = None
+    if root is not None:
+        try:
             path = os.path.join(root, name + ".py")
             if not os.path.exists(path):
                 tmp = f"{path}.{os.getpid()}.tmp"
                 with open(tmp, "w") as fh:
                     fh.write(src)
                 os.replace(tmp, path)
-            break
         except OSError:
             path = None
     if path is not None:
@@ -609,7 +630,7 @@ def _compile() -> Kernels:
         ns = mod.__dict__
     else:  # no writable cache anywhere: compile in memory
         ns: dict = {}
-        exec(compile(src, "<kforensics kernels>", "exec"), ns)
+        exec(compile(src.replace("cache=True", "cache=False"), "<kforensics kernels>", "exec"), ns)
     # the crc handles must be globals before njit compiles the functions
     ns["_crc32c"] = _external("kforensics_crc32c", CRC32C_FN, "uint32")
     ns["_crc32"] = _external("kforensics_crc32", CRC32_FN, "uint64")  # zlib: uLong crc32(uLong, buf, uInt)
@@ -624,15 +645,74 @@ def _compile() -> Kernels:
     return Kernels(walk, resync, records, records_many, rec_cols)
 
 
+#: ``KFORENSICS_KERNELS``: ``auto`` (the native library when it loads or builds, else numba), ``numba``, ``native``
+KERNELS_ENV = "KFORENSICS_KERNELS"
+
 _KERNELS: Kernels | None = None
+_JIT: Kernels | None = None
+_LOCK = threading.RLock()  # get() builds the native library while holding it, and that compiles jit()
+
+
+def jit() -> Kernels:
+    """The numba kernels, compiled (or loaded from the on-disk cache) on first use."""
+    global _JIT
+    with _LOCK:
+        if _JIT is None:
+            src, rec_cols = source()
+            _JIT = _compile(src, rec_cols, _cache_root())
+        return _JIT
 
 
 def get() -> Kernels:
-    """The compiled kernels, compiled (or loaded from the on-disk cache) on first use."""
+    """The compiled kernels: the native library (:mod:`.native_kernels`) when there is one for this source, else
+    numba's, after which the library is built for the next run."""
     global _KERNELS
     if _KERNELS is None:
-        _KERNELS = _compile()
+        with _LOCK:
+            if _KERNELS is None:
+                _KERNELS = _load(os.environ.get(KERNELS_ENV, "auto").strip().lower() or "auto")
     return _KERNELS
+
+
+def _load(mode: str) -> Kernels:
+    from . import native_kernels
+
+    if mode not in ("auto", "numba", "native"):
+        raise ValueError(f"{KERNELS_ENV}={mode!r}: expected auto, numba or native")
+    if mode == "numba":
+        return jit()
+    src, rec_cols = source()
+    root = _cache_root()
+    crcs = (CRC32C_FN, CRC32_FN)
+    if root is not None:
+        path = os.path.join(root, native_kernels.library_name(_digest(src)))
+        native = native_kernels.load(path, rec_cols, crcs, jit)
+        if native is not None:
+            return native
+        failed = path + ".failed"
+        if mode == "auto" and os.path.exists(failed):
+            return jit()  # building failed before: not tried again at every start
+        numba_kernels = jit()
+        try:
+            native_kernels.build(numba_kernels, path)
+            native = native_kernels.load(path, rec_cols, crcs, jit)
+            if native is None:
+                raise RuntimeError(f"the native kernels built at {path} do not load")
+            if os.path.exists(failed):  # an earlier failure, retried on request (KFORENSICS_KERNELS=native)
+                os.unlink(failed)
+            return native
+        except Exception as e:  # anything at all: numba's kernels do the same work
+            if mode == "native":
+                raise
+            try:
+                with open(failed, "w") as fh:
+                    fh.write(f"{type(e).__name__}: {e}\n")
+            except OSError:
+                pass
+            return numba_kernels
+    if mode == "native":
+        raise RuntimeError("no writable kernel cache to build the native kernels in")
+    return jit()
 
 
 def record_columns() -> tuple[str, ...]:

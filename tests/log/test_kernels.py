@@ -42,10 +42,21 @@ HEADERS = st.lists(st.tuples(st.one_of(st.text(max_size=6), st.binary(max_size=6
 KERNEL_SETTINGS = settings(max_examples=150, deadline=None)
 
 
-@pytest.fixture(scope="module")
-def K():
-    """The compiled kernels (the first call compiles; later ones load the on-disk cache)."""
-    return kernels.get()
+@pytest.fixture(scope="module", params=["native", "numba"])
+def K(request, tmp_path_factory):
+    """Each test runs on both forms of the compiled kernels: numba's dispatchers, and the native library built
+    from them afresh for this module (the form a command loads at start)."""
+    if request.param == "numba":
+        return kernels.jit()
+    from kforensics.log import native_kernels
+
+    if native_kernels.compiler() is None:
+        pytest.skip("no C compiler driver (cc) to link the native kernels; numba's are tested")
+    path = str(tmp_path_factory.mktemp("native") / "kernels.so")
+    native_kernels.build(kernels.jit(), path)
+    k = native_kernels.load(path, kernels.record_columns(), (kernels.CRC32C_FN, kernels.CRC32_FN), kernels.jit)
+    assert k is not None and k.native == path
+    return k
 
 
 def _walk_all(K, buf: bytes, start: int, cap: int):
