@@ -597,6 +597,12 @@ def _cache_root() -> str | None:
     for root in (first, os.path.join(tempfile.gettempdir(), f"kforensics-{os.getuid()}")):
         try:
             os.makedirs(root, mode=0o755, exist_ok=True)
+            st = os.stat(root)
+            # what is loaded from here runs as our code: only a directory we own, that no one else can write to
+            if st.st_uid != os.getuid():
+                continue
+            if st.st_mode & 0o022:
+                os.chmod(root, st.st_mode & ~0o022)
             if os.access(root, os.W_OK):
                 return root
         except OSError:

@@ -137,3 +137,19 @@ def test_the_kernels_setting_is_checked(monkeypatch):
 def test_library_names_differ_with_the_kernel_source():
     assert native_kernels.library_name("a" * 16) != native_kernels.library_name("b" * 16)
     assert native_kernels.library_name("a" * 16) == native_kernels.library_name("a" * 16)
+
+
+def test_the_kernel_cache_is_a_directory_only_we_can_write_to(tmp_path, monkeypatch):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    os.chmod(mine, 0o777)
+    monkeypatch.setenv("KFORENSICS_CACHE", str(mine))
+    assert kernels._cache_root() == str(mine)
+    assert os.stat(mine).st_mode & 0o777 == 0o755  # others' write permission taken away before anything is loaded
+    if os.getuid() != 0:
+        return  # handing a directory to another user needs root
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, os.getuid() + 4242, -1)
+    monkeypatch.setenv("KFORENSICS_CACHE", str(theirs))
+    assert kernels._cache_root() != str(theirs)
