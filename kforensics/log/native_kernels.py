@@ -137,6 +137,14 @@ _U8 = np.dtype(np.uint8)
 _I64 = np.dtype(np.int64)
 
 
+def _numpy_owned(a: np.ndarray) -> bool:
+    # only memory numpy allocated is remembered: holding a view of another object's buffer (a bytearray, an
+    # mmap) would stop its owner from resizing or closing it
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a.base is None
+
+
 class _EntryPoint:
     """One kernel's entry point: checks and converts the arguments, calls the library, returns the results."""
 
@@ -181,10 +189,10 @@ class _EntryPoint:
                         a.strides[1] % 8:
                     return getattr(self.fallback(), self.attr)(*args)
                 addr = a.ctypes.data
-                if a is args[i]:
-                    self.last[i] = (a, addr)
-                else:
+                if a is not args[i]:
                     copies.append(a)
+                elif _numpy_owned(a):
+                    self.last[i] = (a, addr)
             if kind == TABLE:
                 c += [addr, a.shape[0], a.shape[1], a.strides[0], a.strides[1]]
             else:

@@ -153,3 +153,11 @@ def test_the_kernel_cache_is_a_directory_only_we_can_write_to(tmp_path, monkeypa
     os.chown(theirs, os.getuid() + 4242, -1)
     monkeypatch.setenv("KFORENSICS_CACHE", str(theirs))
     assert kernels._cache_root() != str(theirs)
+
+
+def test_a_view_of_another_objects_buffer_is_not_held_after_the_call(library):
+    native = native_kernels.load(library, kernels.record_columns(), CRCS, kernels.jit)
+    raw = bytearray(_segment(3).tobytes())
+    assert _walk(native, np.frombuffer(raw, dtype=np.uint8))[0][0] == 3
+    raw.extend(b"\0" * 10)  # would raise BufferError if the entry point still held a view of it
+    assert len(raw) == _segment(3).shape[0] + 10
