@@ -161,3 +161,13 @@ def test_a_view_of_another_objects_buffer_is_not_held_after_the_call(library):
     assert _walk(native, np.frombuffer(raw, dtype=np.uint8))[0][0] == 3
     raw.extend(b"\0" * 10)  # would raise BufferError if the entry point still held a view of it
     assert len(raw) == _segment(3).shape[0] + 10
+
+
+def test_without_a_writable_cache_the_kernels_compile_in_memory():
+    """No cache directory anywhere: numba compiles the source in memory (its on-disk caching switched off, which
+    needs a file to locate) and the kernels work."""
+    src, cols = kernels.source()
+    k = kernels._compile(src, cols, None)
+    buf = _segment(4)
+    assert _walk(k, buf)[0] == _walk(kernels.jit(), buf)[0]
+    assert _walk(k, buf)[0][0] == 4
