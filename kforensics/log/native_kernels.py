@@ -45,6 +45,11 @@ IVEC = "ivec"  # an int64 vector read by the kernel: pointer, length (made conti
 OVEC = "ovec"  # an int64 vector the kernel writes: pointer, length (must be contiguous)
 TABLE = "table"  # an int64 matrix the kernel writes, any strides: pointer, rows, columns, byte strides
 
+#: the C arguments each kind becomes, in order (the one description the ctypes prototypes and the entry points'
+#: LLVM signatures are both made from); every entry point takes a pointer to its int64 results last
+C_ARGS = {INT: ("int",), BYTES: ("ptr", "int"), IVEC: ("ptr", "int"), OVEC: ("ptr", "int"),
+          TABLE: ("ptr", "int", "int", "int", "int")}
+
 #: kernel -> (attribute of ``Kernels``, argument kinds, number of results)
 ENTRY_POINTS = {
     "walk": ("walk", (BYTES, INT, INT, TABLE, INT, INT), 3),
@@ -121,16 +126,8 @@ def _bind(lib, record_columns, crcs, fallback):
 
 
 def _c_argtypes(kinds) -> list:
-    i64, ptr = ctypes.c_int64, ctypes.c_void_p
-    out = []
-    for kind in kinds:
-        if kind == INT:
-            out.append(i64)
-        elif kind == TABLE:
-            out += [ptr, i64, i64, i64, i64]
-        else:
-            out += [ptr, i64]
-    return out + [ptr]
+    c = {"int": ctypes.c_int64, "ptr": ctypes.c_void_p}
+    return [c[t] for kind in kinds for t in C_ARGS[kind]] + [ctypes.c_void_p]
 
 
 _U8 = np.dtype(np.uint8)
@@ -291,14 +288,8 @@ def _entry_point(ctx, module, name, kinds, sig, callee, fndesc, i32, i64) -> Non
     from llvmlite import ir
     from numba import types
 
-    params = []
-    for kind in kinds:
-        if kind == INT:
-            params.append(i64)
-        elif kind == TABLE:
-            params += [ir.IntType(8).as_pointer(), i64, i64, i64, i64]
-        else:
-            params += [ir.IntType(8).as_pointer(), i64]
+    llvm_type = {"int": i64, "ptr": ir.IntType(8).as_pointer()}
+    params = [llvm_type[t] for kind in kinds for t in C_ARGS[kind]]
     fn = ir.Function(module, ir.FunctionType(i32, params + [i64.as_pointer()]), f"kf_{name}")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     args = list(fn.args)
