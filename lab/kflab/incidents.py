@@ -1,0 +1,170 @@
+"""Incidents staged on a live cluster.  Each takes (cluster, workload, rng, topics) and returns its story.
+
+The story records what was done, to whom and when, so a disagreement can be read against it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import time
+from pathlib import Path
+
+from .cluster import BROKERS, CONTROLLER, Cluster, copy_tree
+from .procs import Timeout
+from .segments import read_segment
+from .workload import TopicSpec, Workload
+
+ORDERS = TopicSpec("orders", partitions=2, min_isr=2, unclean=False)
+EVENTS = TopicSpec("events", partitions=1, min_isr=1, unclean=True)
+SAFE_EVENTS = TopicSpec("events", partitions=1, min_isr=1, unclean=False)
+TXN = TopicSpec("payments", partitions=1, min_isr=2, unclean=False)
+
+
+def _note(story: dict, what: str, **kw) -> None:
+    story.setdefault("steps", []).append({"t": round(time.time(), 3), "what": what, **kw})
+
+
+def _wait_out_of_isr(w: Workload, topic: str, part: int, gone: set, timeout_s: float) -> dict:
+    from .procs import wait_for
+
+    def ok():
+        s = w.state(topic)[part]
+        return s if not (set(s["isr"]) & gone) else None
+    return wait_for(f"{sorted(gone)} out of {topic}-{part} ISR", ok, timeout_s)
+
+
+def leader_crash(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(a) kill -9 of a partition leader mid-write; a clean election follows; writes go on."""
+    topic, part = "orders", 0
+    leader = w.state(topic)[part]["leader"]
+    w.produce(topic, "one", rng.randint(5, 30), partition=part, flush_s=0)  # in flight when the leader dies
+    c.kill9(leader)
+    _note(story, "kill -9 leader", broker=leader, topic=topic, partition=part)
+    w.producer("one").flush(20)
+    new = w.wait_leader_not(topic, part, leader, 40)
+    _note(story, "new leader", **new)
+    w.produce(topic, "all", rng.randint(5, 30), partition=part)
+    w.produce(topic, "one", rng.randint(0, 10), partition=part)
+
+
+def unclean_election(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(b) followers frozen until out of the ISR, acks=1 writes on the lone leader, leader killed, followers back."""
+    topic, part = "events", 0
+    st = w.state(topic)[part]
+    leader = st["leader"]
+    followers = [b for b in st["replicas"] if b != leader]
+    for f in followers:
+        c.freeze(f)
+    _note(story, "SIGSTOP followers", brokers=followers)
+    _wait_out_of_isr(w, topic, part, set(followers), 45)
+    _note(story, "followers out of ISR", **w.state(topic)[part])
+    n = rng.randint(5, 40)
+    w.produce(topic, "one", n, partition=part)
+    _note(story, "acks=1 writes on the lone leader", records=n)
+    c.kill9(leader)
+    _note(story, "kill -9 leader", broker=leader)
+    for f in followers:
+        c.thaw(f)
+    _note(story, "SIGCONT followers", brokers=followers)
+    new = w.wait_leader_not(topic, part, leader, 60)
+    _note(story, "new leader", **new)
+    w.produce(topic, "one", rng.randint(3, 20), partition=part)
+
+
+def _cut_tail(pdir: Path, rng: random.Random) -> dict | None:
+    """Cut the active segment of a partition dir inside its last batch (a torn write)."""
+    segs = sorted(pdir.glob("*.log"))
+    if not segs:
+        return None
+    seg = segs[-1]
+    batches, valid = read_segment(seg)
+    if not batches:
+        return None
+    last = batches[-1]
+    cut = last["position"] + rng.randint(1, last["size"] - 1)
+    size = seg.stat().st_size
+    os.truncate(seg, cut)
+    return {"segment": str(seg.relative_to(pdir.parent.parent)), "size_before": size, "cut_at": cut,
+            "torn_batch": [last["base"], last["last"]], "torn_batch_position": last["position"]}
+
+
+def torn_tail(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(c) power loss of one broker, its active segments cut mid-batch; the others go on."""
+    victim = rng.choice(BROKERS)
+    w.produce("orders", "all", rng.randint(5, 20))
+    c.kill9(victim)
+    cuts = {}
+    for pdir in sorted(c.data_dir(victim).iterdir()):
+        if pdir.is_dir() and pdir.name.rpartition("-")[0] in ("orders", "events"):
+            r = _cut_tail(pdir, rng)
+            if r:
+                cuts[pdir.name] = r
+    _note(story, "kill -9 and torn tail", broker=victim, cuts=cuts)
+    time.sleep(1)
+    w.produce("orders", "all", rng.randint(5, 20))
+    w.produce("events", "one", rng.randint(0, 10))
+
+
+def power_loss_snapshot(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(d) a broker's dirs imaged while it is frozen; it runs on, is killed, and the old image is restored."""
+    victim = rng.choice(BROKERS)
+    c.freeze(victim)
+    image = c.run_dir / "image" / f"broker-{victim}"
+    copy_tree(c.data_dir(victim), image)
+    c.thaw(victim)
+    _note(story, "image taken while frozen", broker=victim)
+    w.produce("orders", "all", rng.randint(5, 25))
+    w.produce("events", "one", rng.randint(5, 25))
+    c.kill9(victim)
+    shutil.rmtree(c.data_dir(victim))
+    image.rename(c.data_dir(victim))
+    _note(story, "kill -9 and image restored (writes since the image lost)", broker=victim)
+    w.produce("orders", "all", rng.randint(0, 10))
+
+
+def follower_freeze(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(e) a follower frozen until it leaves the ISR, writes go on, it is thawed and catches up."""
+    topic, part = "orders", 1
+    st = w.state(topic)[part]
+    f = rng.choice([b for b in st["replicas"] if b != st["leader"]])
+    c.freeze(f)
+    _note(story, "SIGSTOP follower", broker=f)
+    _wait_out_of_isr(w, topic, part, {f}, 45)
+    w.produce(topic, "all", rng.randint(5, 25), partition=part)
+    c.thaw(f)
+    _note(story, "SIGCONT follower", broker=f)
+    try:
+        w.wait_isr(topic, part, 3, 30)
+    except Timeout:
+        _note(story, "follower did not rejoin the ISR in 30s")
+    w.produce(topic, "all", rng.randint(0, 10), partition=part)
+
+
+def crc_flip(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(f) a stopped broker's segment gets one byte flipped inside a batch's records (CRC mismatch)."""
+    victim = rng.choice(BROKERS)
+    c.kill9(victim)
+    pdir = c.data_dir(victim) / "orders-0"
+    seg = sorted(pdir.glob("*.log"))[-1]
+    batches, _ = read_segment(seg)
+    if batches:
+        b = rng.choice(batches)
+        pos = b["position"] + 61 + rng.randrange(max(1, b["size"] - 61))
+        with open(seg, "r+b") as fh:
+            fh.seek(pos)
+            byte = fh.read(1)
+            fh.seek(pos)
+            fh.write(bytes([byte[0] ^ 0xFF]))
+        _note(story, "byte flipped", broker=victim, segment=str(seg.name), position=pos, batch=[b["base"], b["last"]])
+    w.produce("orders", "all", rng.randint(0, 10))
+
+
+INCIDENTS = {"leader-crash": leader_crash, "unclean-election": unclean_election, "torn-tail": torn_tail,
+             "power-loss-image": power_loss_snapshot, "follower-freeze": follower_freeze, "crc-flip": crc_flip}
+TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN]}
+
+
+def topics_for(name: str) -> list[TopicSpec]:
+    return TOPICS.get(name, [ORDERS, SAFE_EVENTS, TXN])

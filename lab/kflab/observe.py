@@ -1,0 +1,83 @@
+"""Kafka decides: the cluster restarted on a copy of the evidence, until every partition has a leader and
+a full ISR (or a deadline: non-convergence is an outcome), then stopped cleanly."""
+
+from __future__ import annotations
+
+import re
+import stat
+import time
+from pathlib import Path
+
+from .cluster import BROKERS, CONTROLLER, Cluster, copy_tree, node_name
+from .procs import Timeout, wait_for
+from .workload import Workload
+
+INTERNAL = ["__consumer_offsets", "__transaction_state"]
+RECOVERY_LINE = re.compile(r"Truncated (\d+) invalid bytes at the end of segment (\S+) during recovery")
+INVALID_LINE = re.compile(r"Found invalid messages in log segment (\S+) at byte offset (\d+)")
+
+
+def _writable(root: Path) -> None:
+    for p in [root] + list(root.rglob("*")):
+        p.chmod(p.stat().st_mode | stat.S_IWUSR)
+
+
+def _converged(w: Workload, topics: list[str]) -> dict | None:
+    states = {t: w.state(t) for t in topics}
+    for parts in states.values():
+        for s in parts.values():
+            if s["leader"] < 0 or sorted(s["isr"]) != sorted(s["replicas"]):
+                return None
+    return states
+
+
+def observe(run_dir: Path, version: str, topics: list[str], deadline_s: float = 120) -> dict:
+    """Restart every node on a copy of run_dir/evidence; return leaders, ISRs, epochs and recovery lines."""
+    data = run_dir / "restart"
+    for node in (CONTROLLER,) + BROKERS:
+        copy_tree(run_dir / "evidence" / node_name(node), data / node_name(node))
+    _writable(data)
+    c = Cluster(run_dir, version, data, tag="restart")
+    c.configure()
+    out = {"data": str(data), "converged": False}
+    t0 = time.monotonic()
+    try:
+        c.start_all()
+        w = Workload(c.bootstrap(), "observe")
+        try:
+            states = wait_for("leaders and full ISRs after restart", lambda: _converged(w, topics + INTERNAL), deadline_s, 1.0)
+            out["converged"] = True
+        except Timeout as e:
+            out["timeout"] = str(e)
+            states = {t: _try(lambda: w.state(t)) for t in topics + INTERNAL}
+        out["seconds_to_converge"] = round(time.monotonic() - t0, 1)
+        out["states"] = states
+        out["epochs"] = {t: _try(lambda: w.leader_epochs(t, sorted(states[t]))) for t in topics
+                         if isinstance(states.get(t), dict) and "error" not in states[t]}
+        out["alive_before_stop"] = {n: c.alive(n) for n in (CONTROLLER,) + BROKERS}
+    finally:
+        out["clean_stop"] = c.stop_clean()
+    out["recovery"] = recovery_lines(c)
+    return out
+
+
+def _try(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - what could not be read is recorded
+        return {"error": str(e)}
+
+
+def recovery_lines(c: Cluster) -> dict:
+    """broker -> {partition dir: {segment: {"truncated_bytes": n, "invalid_at": byte}}} from the restart's logs."""
+    out = {}
+    for b in BROKERS:
+        per = {}
+        for m in RECOVERY_LINE.finditer(c.log_text(b)):
+            seg = Path(m.group(2))
+            per.setdefault(seg.parent.name, {}).setdefault(seg.name, {})["truncated_bytes"] = int(m.group(1))
+        for m in INVALID_LINE.finditer(c.log_text(b)):
+            seg = Path(m.group(1))
+            per.setdefault(seg.parent.name, {}).setdefault(seg.name, {})["invalid_at"] = int(m.group(2))
+        out[b] = per
+    return out

@@ -1,0 +1,62 @@
+"""kforensics' predictions on the frozen evidence: ``scan`` of each broker, ``replay`` of all with the metadata log."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .cluster import BROKERS, CONTROLLER, node_name
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def kforensics_argv() -> list[str]:
+    """The kforensics command: $KFLAB_KFORENSICS, the repo's virtualenv, PATH's, or this Python's module."""
+    env = os.environ.get("KFLAB_KFORENSICS")
+    if env:
+        return env.split()
+    venv = REPO / ".venv" / "bin" / "kforensics"
+    if venv.exists():
+        return [str(venv)]
+    found = shutil.which("kforensics")
+    return [found] if found else [sys.executable, "-m", "kforensics"]
+
+
+def _run(argv: list[str], out: Path, timeout_s: int) -> dict:
+    """Run one kforensics command; keep its JSON (exit 0 or 1 are answers; 2 and 3 are errors)."""
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"argv": argv, "error": f"timed out after {timeout_s}s"}
+    rec = {"argv": argv, "exit": r.returncode}
+    if r.returncode in (0, 1) and r.stdout.strip():
+        out.write_text(r.stdout)
+        rec["json"] = str(out)
+    else:
+        rec["error"] = (r.stderr or r.stdout)[-2000:]
+    return rec
+
+
+def predict(evidence: Path, out_dir: Path, timeout_s: int = 300) -> dict:
+    """Scan every broker and replay all; returns where each JSON went and how each command ended."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    kf = kforensics_argv()
+    res = {"scan": {}}
+    for b in BROKERS:
+        d = evidence / node_name(b)
+        res["scan"][b] = _run(kf + ["scan", str(d), "--format", "json", "--no-progress"],
+                              out_dir / f"scan-{node_name(b)}.json", timeout_s)
+    meta = evidence / node_name(CONTROLLER) / "__cluster_metadata-0"
+    argv = kf + ["replay", *[str(evidence / node_name(b)) for b in BROKERS], "--metadata", str(meta), "--format", "json"]
+    res["replay"] = _run(argv, out_dir / "replay.json", timeout_s)
+    (out_dir / "commands.json").write_text(json.dumps(res, indent=1))
+    return res
+
+
+def load(rec: dict) -> dict | None:
+    p = rec.get("json")
+    return json.loads(Path(p).read_text()) if p and Path(p).exists() else None
