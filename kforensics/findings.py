@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .errors import ExitCode, KforensicsError
 from .catalogue import CATALOGUE
 from .severity import Severity
 
@@ -60,8 +61,11 @@ def finding(code: str, message: str, *, severity: Severity | None = None, file: 
                    None if file is None else str(file), position, line, facts)
 
 
-class DecodeError(ValueError):
+class DecodeError(KforensicsError, ValueError):
     """Bytes that do not decode as the format they claim to be; carries the finding they become.
+
+    Every reader turns it into its finding; one that escapes to a command is
+    a reader that forgot to, so it is reported as an internal error.
 
     ``position`` is relative to the buffer handed to the decoder; the layer
     that owns the file shifts it with :meth:`Finding.at`.
@@ -70,6 +74,7 @@ class DecodeError(ValueError):
     def __init__(self, code: str, message: str, position: int | None = None, *, severity: Severity | None = None,
                  **facts: Any):
         super().__init__(message)
+        self.exit_code = ExitCode.INTERNAL
         self.finding = finding(code, message, severity=severity, position=position, **facts)
 
     @property

@@ -19,9 +19,11 @@ import posixpath
 from collections.abc import Iterable
 from typing import Any
 
+from . import errors
 
-class OutputRefused(ValueError):
-    """An output location that would write into, onto or above evidence."""
+
+# an output location that would write into, onto or above evidence (a usage error: exit 2)
+OutputRefused = errors.OutputRefused
 
 
 #: schemes that address the same store

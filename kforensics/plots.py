@@ -29,25 +29,18 @@ from .catalogue import VERDICTS
 from .replay.engine import EpochRun, PartitionReplay, ReplicaOutcome
 from .replay.report import ReplayReport
 from .scan.model import ScanReport
-from .severity import Severity
+from .severity import NAMES_WORST_FIRST as SEVERITY_ORDER
+from .verdict_rules import ELECTION as ELECTION_VERDICTS
+from .verdict_rules import LOSS as LOSS_VERDICTS
+from .verdict_rules import ORDER as VERDICT_ORDER
+from .verdict_rules import worst
 
-#: verdicts from harmless to worst (a replica's worst verdict decides its colour)
-VERDICT_ORDER = ["OK", "NO_EPOCHS", "DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-                 "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "FORK", "LOSS_COMMITTED",
-                 "LOG_LOAD_FAILS"]
 VERDICT_COLORS = {"OK": "#4caf50", "NO_EPOCHS": "#9e9e9e", "DISCARD_UNCOMMITTED": "#ffeb3b",
                   "POSSIBLY_COMMITTED": "#ff9800", "LOST_TO_RECOVERY": "#795548", "LEADER_LACKS_COMMITTED": "#3f51b5",
                   "UNCLEAN_ELECTION": "#9c27b0", "NOT_CONVERGING": "#607d8b", "FORK": "#e91e63",
                   "LOSS_COMMITTED": "#d32f2f", "LOG_LOAD_FAILS": "#212121"}
-#: verdicts whose offsets are records this replica loses, discards or forks
-LOSS_VERDICTS = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
-#: verdicts whose offsets are records the elected leader lacks (lost to the partition when it has any)
-ELECTION_VERDICTS = ("LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION")
-#: worst first, as ``Severity`` orders them (not alphabetically)
-SEVERITY_ORDER = [str(s) for s in sorted(Severity, reverse=True)]
 SEVERITY_COLORS = {"critical": "#b71c1c", "high": "#f44336", "medium": "#ff9800", "low": "#ffeb3b",
                    "info": "#90caf9"}
-assert set(VERDICT_ORDER) == set(VERDICTS), "every verdict has a place in the order"
 assert set(VERDICT_COLORS) == set(VERDICTS), "every verdict has a colour"
 
 _MARKS = {"hw": dict(color="black", marker="v", linestyle="none", markersize=7),
@@ -134,8 +127,8 @@ def epoch_cache_frame(report: ScanReport, dir_name: str) -> pd.DataFrame:
 # ---------------------------------------------------------------- replay (several brokers)
 
 def worst_verdict(codes: list[str]) -> str:
-    """The worst of a replica's verdict codes, by :data:`VERDICT_ORDER`."""
-    return max(codes, key=VERDICT_ORDER.index)
+    """The worst of a replica's verdict codes, by the verdicts' order."""
+    return worst(codes)
 
 
 def focus_partition(report: ReplayReport) -> PartitionReplay:

@@ -24,3 +24,12 @@ class Severity(enum.IntEnum):
 
     def __str__(self) -> str:  # "high", as users type it
         return self.name.lower()
+
+    @classmethod
+    def worst_first(cls) -> list[Severity]:
+        """Every severity, critical first: the order tables, counts and figures list them in."""
+        return sorted(cls, reverse=True)
+
+
+#: severity names worst first ("critical" … "info"), as tables and counts show them
+NAMES_WORST_FIRST: tuple[str, ...] = tuple(str(s) for s in Severity.worst_first())

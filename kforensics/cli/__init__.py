@@ -15,8 +15,10 @@ import sys
 import click
 
 from .. import __version__
+from ..errors import ExitCode, KforensicsError, exit_code_for
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL = 0, 1, 2, 3
+# the exit codes under the names the commands use; defined once, in kforensics.errors
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_INTERNAL = (int(c) for c in ExitCode)
 
 #: command -> (module, one line of help shown by --help without importing the module)
 COMMANDS = {
@@ -79,9 +81,12 @@ class _LazyGroup(click.Group):
             # the reader went away (| head): not an error of ours
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(EXIT_CLEAN)
-        except OSError as e:
+        except (KforensicsError, OSError) as e:
+            code = exit_code_for(e)
+            if code == ExitCode.INTERNAL:
+                _internal(e, debug)
             _say(str(e))
-            sys.exit(EXIT_ERROR)
+            sys.exit(int(code))
         except Exception as e:  # noqa: BLE001 - an internal error: one line, the traceback only on request
             _internal(e, debug)
 

@@ -8,10 +8,9 @@ from collections.abc import Iterable
 
 import click
 
+from ..errors import ExitCode
 from ..findings import Finding, Severity
-from . import EXIT_CLEAN, EXIT_FINDINGS
-
-SEVERITIES = [str(s) for s in Severity]
+from ..severity import NAMES_WORST_FIRST
 
 
 def printable(text: str) -> str:
@@ -50,30 +49,79 @@ def payload_text(data: bytes | None) -> str:
     return printable(text)
 
 
-def finding_line(f: Finding) -> str:
-    """One finding as text: ``SEVERITY CODE where: message`` (``SEVERITY CODE: message`` when it is in no file)."""
+def _where(f: Finding) -> list[str]:
     where = [printable(f.file)] if f.file else []
     if f.position is not None:
         where.append(f"@ byte {f.position}")
     elif f.line is not None:
         where.append(f"line {f.line}")
-    return " ".join([str(f.severity).upper(), f.code, *where]) + f": {printable(f.message)}"
+    return where
+
+
+def finding_line(f: Finding) -> str:
+    """One finding as text: ``SEVERITY CODE where: message`` (``SEVERITY CODE: message`` when it is in no file)."""
+    return " ".join([str(f.severity).upper(), f.code, *_where(f)]) + f": {printable(f.message)}"
 
 
 def severity_counts(findings: Iterable[Finding]) -> dict[str, int]:
-    counts = {s: 0 for s in reversed(SEVERITIES)}
+    """Findings per severity name, worst first (every severity, zeros included)."""
+    counts = {s: 0 for s in NAMES_WORST_FIRST}
     for f in findings:
         counts[str(f.severity)] += 1
     return counts
 
 
-def summary_line(counts: dict[str, int], noun: str = "findings") -> str:
-    """``summary: 2 findings (1 high, 1 low)`` or ``summary: no findings``."""
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """``1 finding``, ``2 findings``, ``0 findings`` (``nouns`` when the plural is not ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
+def count_text(counts: dict[str, int], noun: str = "finding") -> str:
+    """``2 findings (1 high, 1 low)``, ``1 finding (1 low)`` or ``no findings``."""
     total = sum(counts.values())
     if not total:
-        return f"summary: no {noun}"
+        return f"no {noun}s"
     parts = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
-    return f"summary: {total} {noun} ({parts})"
+    return f"{plural(total, noun)} ({parts})"
+
+
+def summary_line(counts: dict[str, int], noun: str = "finding") -> str:
+    """``summary: 2 findings (1 high, 1 low)``, ``summary: 1 finding (1 low)`` or ``summary: no findings``."""
+    return "summary: " + count_text(counts, noun.removesuffix("s"))
+
+
+#: text lists findings at or above this severity by default and counts the rest per code: below it are the notes
+#: (odd but harmless, or facts), which a healthy cluster may show on every partition
+LISTED_BY_DEFAULT = Severity.MEDIUM
+
+
+def by_listing(findings: Iterable[Finding], threshold: Severity) -> tuple[list[Finding], list[Finding]]:
+    """``findings`` split into those listed (at or above ``threshold``, worst first) and those only counted."""
+    ordered = sorted(findings, key=lambda f: (-int(f.severity), f.file or "", f.position or 0))
+    return [f for f in ordered if f.severity >= threshold], [f for f in ordered if f.severity < threshold]
+
+
+def counted_lines(findings: list[Finding], flag: str) -> list[str]:
+    """Findings that are not listed, counted per code with one example each, and how to list them.
+
+    ``flag`` is the option that lists them (``--min-severity``; its value is
+    the lowest severity counted).  One line says how many and what lists
+    them; then one line per code, worst and most frequent first:
+    ``  17 INFO EPOCH_EMPTY_AT_LEO, e.g. FILE: message``.
+    """
+    if not findings:
+        return []
+    groups: dict[tuple[Severity, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.severity, f.code), []).append(f)
+    lowest, top = min(f.severity for f in findings), max(f.severity for f in findings)
+    which = f"at {lowest}" if lowest == top else f"at {lowest} to {top}"
+    out = [f"{plural(len(findings), 'finding')} {which}, counted by code ({flag} {lowest} lists them):"]
+    for (sev, code), fs in sorted(groups.items(), key=lambda kv: (-int(kv[0][0]), -len(kv[1]), kv[0][1])):
+        where = " ".join(_where(fs[0]))
+        out.append(f"  {len(fs)} {str(sev).upper()} {code}, e.g. {where + ': ' if where else ''}"
+                   f"{printable(fs[0].message)}")
+    return out
 
 
 def parse_fail_on(value: str, option: str = "--fail-on") -> Severity:
@@ -85,20 +133,12 @@ def parse_fail_on(value: str, option: str = "--fail-on") -> Severity:
 
 def exit_for(findings: Iterable[Finding], threshold: Severity) -> int:
     """1 when any finding is at or above ``threshold``, else 0."""
-    return EXIT_FINDINGS if any(f.severity >= threshold for f in findings) else EXIT_CLEAN
+    return ExitCode.FINDINGS if any(f.severity >= threshold for f in findings) else ExitCode.CLEAN
 
 
 def echo_findings(findings: Iterable[Finding]) -> None:
     for f in findings:
         click.echo(finding_line(f), err=True)
-
-
-def raised_in(e: BaseException, *modules: str) -> bool:
-    """Whether ``e`` was raised by code of one of ``modules`` itself (not by something they called)."""
-    tb = e.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_globals.get("__name__") in modules
 
 
 def stdout_is_terminal() -> bool:

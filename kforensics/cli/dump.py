@@ -11,7 +11,7 @@ from ..checks.files import out_of_range_name
 from ..findings import Finding, Severity, finding
 from ..log.file_kinds import classify_name
 from ..log.partition import MAX_EPOCH, MAX_OFFSET
-from . import EXIT_CLEAN, EXIT_FINDINGS
+from ..errors import ExitCode
 from .common import echo_findings, printable
 from .json_out import dumps
 
@@ -103,7 +103,7 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
         out.flush()  # the dump before the findings, on a terminal and in a 2>&1 file alike
         echo_findings(findings)
     out.flush()
-    sys.exit(EXIT_FINDINGS if any(f.severity > Severity.INFO for f in findings) else EXIT_CLEAN)
+    sys.exit(ExitCode.FINDINGS if any(f.severity > Severity.INFO for f in findings) else ExitCode.CLEAN)
 
 
 def decoded_object(rec) -> dict:
@@ -116,7 +116,9 @@ def decoded_object(rec) -> dict:
 
 
 def _unreadable(path: str, e: OSError) -> Finding:
-    if e.__class__.__name__ == "NotRegularFile":
+    from ..log.sources import NotRegularFile
+
+    if isinstance(e, NotRegularFile):
         return finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=path)
     return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=path)
 

@@ -6,19 +6,9 @@ import sys
 
 import click
 
-from . import EXIT_CLEAN, EXIT_FINDINGS
-from .common import printable, raised_in
-from .scan import _kafka_version
 from ..consumers.replay_impact import ReplayImpact, replay_impact  # noqa: F401 (the analysis; re-exported)
-
-#: verdicts that make replay exit 1
-BAD = {"LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-       "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS"}
-#: findings of the consumer and transaction impact that make replay exit 1: a group was delivered records that no
-#: longer exist, will reset or skip records; a transaction's outcome is lost, or nobody will end it.  (A group whose
-#: consumer detects the truncation, GROUP_TRUNCATION_DETECTED, re-reads: its lost records are CONSUMED_RECORDS_LOST.)
-BAD_FINDINGS = {"CONSUMED_RECORDS_LOST", "GROUP_OFFSET_OUT_OF_RANGE", "GROUP_SKIPS_RECORDS", "TXN_MARKER_LOST",
-                "TXN_HANGING", "TXN_COORDINATOR_DISAGREES"}
+from ..errors import ExitCode
+from .options import format_option, kafka_version_option, metadata_option
 
 
 @click.command()
@@ -28,16 +18,14 @@ BAD_FINDINGS = {"CONSUMED_RECORDS_LOST", "GROUP_OFFSET_OUT_OF_RANGE", "GROUP_SKI
               help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario builder.")
 @click.option("--topic", help="Only this topic.")
 @click.option("--partition", type=int, help="Only this partition.")
-@click.option("--kafka-version", default="latest", show_default=True, callback=_kafka_version,
-              help="Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
+@kafka_version_option("Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
 @click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else highest latest "
                                          "epoch, then longest log).")
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
 @click.option("--digests", is_flag=True, help="List key/value SHA-256 of every lost or forked record (reads them back).")
-@click.option("--metadata", "metadata", multiple=True, type=click.Path(exists=True),
-              help="A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
-                   "inside the brokers' log dirs.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
+                 "inside the brokers' log dirs.")
+@format_option()
 @click.option("-v", "--verbose", is_flag=True,
               help="Text output: every partition in detail (by default partitions with nothing to report, every "
                    "replica OK and nothing truncated, are one line per topic).")
@@ -59,6 +47,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
       kforensics replay --scenario fixtures/scenarios/kip101-s2-two-hard-failures --kafka-version 0.10
     """
     from ..replay.report import replay_all
+    from ..verdict_rules import fails_replay
     from .replay_text import render_replay_text
 
     events = None
@@ -84,18 +73,9 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         if not log_dirs:
             raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
         brokers = list(log_dirs)
-    from ..scan.broker import InputError
-
-    try:
-        report = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
-                            what_if=what_if, events=events, digests=digests, metadata=metadata)
-    except ValueError as e:
-        # only replay_all's own checks of the arguments are usage errors; a ValueError from deeper down is a bug
-        # (or hostile evidence a decoder let through): exit 3, never "usage"
-        if not (isinstance(e, InputError) or raised_in(e, "kforensics.replay.report")):
-            raise
-        raise click.UsageError(printable(str(e))) from None
-    report.findings += _archive_findings(brokers, metadata)
+    # the library's refusals (InputError, UsageError) are exit 2 with their sentence; anything else is a bug
+    report = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
+                        what_if=what_if, events=events, digests=digests, metadata=metadata)
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, sc.log_dirs if scenario else report.log_dirs)
     if fmt == "json":
@@ -108,23 +88,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         sys.stdout.write(dumps(doc) + "\n")
     else:
         render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose)
-    hit = any(v.code in BAD for p in report.partitions for r in p.replicas for v in r.verdicts) or \
-        any(f.code in BAD_FINDINGS for f in impact.findings)
-    sys.exit(EXIT_FINDINGS if hit else EXIT_CLEAN)
+    hit = fails_replay((v.code for p in report.partitions for r in p.replicas for v in r.verdicts),
+                       (f.code for f in impact.findings))
+    sys.exit(ExitCode.FINDINGS if hit else ExitCode.CLEAN)
 
-
-def _archive_findings(brokers, metadata) -> list:
-    """What the archives among the inputs hold besides log dirs (truncation, damage, duplicate or ignored members):
-    replay reads the log dirs in them and would otherwise say nothing of what an archive lost."""
-    from ..log.sources import ARCHIVE_SUFFIXES, TarArchive
-
-    specs = [d for ds in (brokers.values() if isinstance(brokers, dict) else [brokers]) for d in
-             (ds if isinstance(ds, (list, tuple)) else [ds])] + list(metadata)
-    out = []
-    for spec in dict.fromkeys(str(x) for x in specs):
-        if spec.endswith(ARCHIVE_SUFFIXES) and "://" not in spec:
-            try:
-                out += TarArchive(spec).findings()
-            except OSError:
-                pass  # replay_all has read it already: an archive that cannot be opened stopped it there
-    return out

@@ -6,29 +6,19 @@ import sys
 
 import click
 
-from .common import exit_for, parse_fail_on, printable
+from ..severity import Severity
+from .common import exit_for, printable
 from .evidence import refuse_output_in_evidence
-
-
-def _kafka_version(ctx, param, value):
-    from ..epoch.versions import parse_kafka_version
-
-    try:
-        parse_kafka_version(value)
-    except ValueError as e:
-        raise click.BadParameter(f"{e} (for example 0.10, 0.11, 2.0.0, 2.0.1, 2.8, 3.9, latest)") from None
-    return value
+from .options import fail_on_option, format_option, kafka_version_option, min_severity_option
 
 
 @click.command()
 @click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write Parquet tables to this directory.")
-@click.option("--fail-on", default="high", show_default=True, help="Exit 1 when a finding is at or above this severity.")
-@click.option("--kafka-version", default="latest", show_default=True, callback=_kafka_version,
-              help="Kafka behaviour to model (epoch cache rules).")
-@click.option("--min-severity", default="info", show_default=True,
-              help="Text output: list only findings at or above this severity (the summary counts all).")
+@fail_on_option()
+@kafka_version_option()
+@min_severity_option()
 @click.option("--topic", "topics", multiple=True, help="Text output: only these topics (repeatable).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
 def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress):
@@ -65,8 +55,8 @@ def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, 
     from ..scan.partition import CoordinatorSource, transaction_coordinator
     from .scan_text import render_scan_text, resolve_log_dirs
 
-    threshold = parse_fail_on(fail_on)
-    shown = parse_fail_on(min_severity, "--min-severity")
+    threshold = fail_on
+    shown = min_severity if min_severity is not None else Severity.INFO
     dirs = resolve_log_dirs(log_dirs)
     if topics:
         _check_topics(dirs, topics)

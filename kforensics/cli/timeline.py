@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import click
 
-from . import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS
+from ..errors import ExitCode
 from .common import echo_findings, printable, severity_counts, summary_line
 
 
@@ -69,7 +69,7 @@ def timeline(paths, fmt, topic, partition):
         tl = build_timeline(roots)
     except OSError as e:
         click.echo(f"kforensics timeline: {printable(str(e))}", err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(ExitCode.ERROR)
     archives = {id(a): a for a in (getattr(r, "archive", None) for r in roots) if a is not None}
     for a in archives.values():  # what the archives themselves hold: truncation, damage, copies
         tl.findings += a.findings()
@@ -77,7 +77,7 @@ def timeline(paths, fmt, topic, partition):
         echo_findings(tl.findings)  # an archive may say why (cut before its metadata log)
         click.echo("kforensics timeline: no KRaft metadata log or snapshot in "
                    + ", ".join(printable(p) for p in paths), err=True)
-        sys.exit(EXIT_ERROR)
+        sys.exit(ExitCode.ERROR)
     chosen = [(k, es) for k, es in sorted(tl.partitions.items())
               if (topic is None or k[0] == topic) and (partition is None or k[1] == partition)]
     if topic is not None and not chosen:
@@ -105,4 +105,4 @@ def timeline(paths, fmt, topic, partition):
                    f"{sum(len(es) for _, es in chosen)} entries, "
                    f"{sum(1 for _, es in chosen for e in es if e.unclean)} unclean election(s); "
                    + summary_line(severity_counts(tl.findings)).removeprefix("summary: "))
-    sys.exit(EXIT_FINDINGS if any(f.severity.value > 0 for f in tl.findings) else EXIT_CLEAN)
+    sys.exit(ExitCode.FINDINGS if any(f.severity.value > 0 for f in tl.findings) else ExitCode.CLEAN)

@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..epoch.cache import LeaderEpochCache
-from ..epoch.versions import KafkaVersion, parse_kafka_version
+from ..epoch.versions import KafkaVersion
 
 #: outcomes of resuming at a committed offset
 FETCHES = "FETCHES"  # fetches at the committed offset: no error, whatever lies below it is never delivered
@@ -49,9 +49,9 @@ class NextPosition:
     reason: str = ""
 
 
-def broker_validates(kafka_version: str | KafkaVersion) -> bool:
+def broker_validates(kafka_version: KafkaVersion) -> bool:
     """Whether brokers of this version answer the consumer's OffsetsForLeaderEpoch (v3+, Kafka 2.3+)."""
-    return parse_kafka_version(kafka_version).at_least(2, 3, 0)
+    return kafka_version.at_least(2, 3, 0)
 
 
 def next_position(committed: int, committed_epoch: int | None, *, log_start: int, log_end: int,

@@ -32,13 +32,13 @@ from typing import Any
 
 from ..epoch.cache import LeaderEpochCache
 from ..findings import Finding, finding
+from ..verdict_rules import IMPACT
 from .committed_offsets import CommittedOffset, CommittedOffsets
 from .fetch_position import FETCHES, OFFSET_OUT_OF_RANGE, RESET_UNDEFINED_EPOCH, TRUNCATION_DETECTED, \
     broker_validates, next_position
 
 #: verdicts whose offsets hold records the new leader does not serve
-IMPACT_CODES = ("DISCARD_UNCOMMITTED", "LOSS_COMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY", "FORK",
-                "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION")
+IMPACT_CODES = IMPACT  # the rule is verdict_rules.IMPACT; the name stays until the Spark stages import it
 Range = tuple[int, int]  # [first, last] offsets, inclusive
 
 
@@ -71,7 +71,7 @@ class ConsumerImpact:
     leader_epoch: int
     log_start_offset: int
     log_end_offset: int  # the new leader's log end after the replay
-    kafka_version: str
+    kafka_version: str  # the label of the rules replayed
     consumed_lost: list[Range] = field(default_factory=list)
     consumed_lost_records: int = 0
     sources: list[LostRange] = field(default_factory=list)
@@ -123,7 +123,7 @@ def lost_ranges(p: Any) -> list[tuple[LostRange, Any]]:
     out = []
     for r in p.replicas:
         for v in r.verdicts:
-            if v.code not in IMPACT_CODES:
+            if v.code not in IMPACT:
                 continue
             for a, b in v.offsets:
                 out.append((LostRange(r.broker_id, v.code, a, b, _records_in(v, a, b + 1)), v))
@@ -177,7 +177,7 @@ def partition_impact(p: Any, commits: list[CommittedOffset], *, validates: bool 
                              _records_in(v, lr.first_offset, min(lr.last_offset + 1, x))) for lr, v in mine]
         imp = ConsumerImpact(
             p.topic, p.partition, c.group, x, c.leader_epoch, c.commit_timestamp, c.file, c.position, c.log_offset,
-            c.coordinator_partition, p.leader, p.leader_epoch, log_start, log_end, p.kafka_version,
+            c.coordinator_partition, p.leader, p.leader_epoch, log_start, log_end, str(p.kafka_version),
             consumed, _distinct_records(mine, x), sources, nxt.outcome, nxt.position, nxt.validated,
             nxt.epoch_answer)
         replaced = intersect(consumed, coverage)  # where the new leader holds other records than those consumed

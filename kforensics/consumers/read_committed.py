@@ -26,9 +26,10 @@ from typing import Any
 from ..findings import Finding, finding
 from ..transactions.model import PartitionTransactions, TransactionMarker
 from ..transactions.partition import read_partition_transactions
+from ..verdict_rules import LOSS
 
 #: verdicts whose ranges a replica loses from its own log
-LOSES_OWN = ("DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOSS_COMMITTED", "LOST_TO_RECOVERY", "FORK")
+LOSES_OWN = LOSS
 
 
 @dataclass
@@ -147,7 +148,7 @@ def transactions_after_replay(report: Any, *, coordinator: Any = "read", all_par
     ``__transaction_state`` partitions among the brokers' log dirs are read (None: no cross-check).
     ``log_dirs`` (broker id -> log dirs) replaces the report's brokers' log dirs (a scenario's ``log_dirs``).
     """
-    from .impact import IMPACT_CODES
+    from ..verdict_rules import affects_consumers
 
     brokers = log_dirs if log_dirs is not None else {b.broker_id: list(b.log_dirs) for b in report.brokers}
     if isinstance(coordinator, str):
@@ -157,6 +158,6 @@ def transactions_after_replay(report: Any, *, coordinator: Any = "read", all_par
     logs = partition_logs(brokers)
     out = []
     for p in report.partitions:
-        if all_partitions or any(v.code in IMPACT_CODES for r in p.replicas for v in r.verdicts):
+        if all_partitions or affects_consumers(p):
             out.append(partition_after_replay(p, logs, coordinator=coordinator))
     return out

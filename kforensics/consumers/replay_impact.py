@@ -25,11 +25,12 @@ def replay_impact(report, log_dirs) -> ReplayImpact:
     (``log_dirs``: broker id -> log dirs, with the internal topics' partitions).  Only partitions whose replay
     loses or forks records can affect a group or a transaction: without any, ``__consumer_offsets`` is not read."""
     from .committed_offsets import TOPIC, CommittedOffsets, coordinator_copies, read_committed_offsets
-    from .impact import IMPACT_CODES, consumer_impact, impact_findings
+    from ..verdict_rules import affects_consumers
+    from .impact import consumer_impact, impact_findings
     from .read_committed import transactions_after_replay
 
     affected = {(p.topic, p.partition) for p in report.partitions
-                if any(v.code in IMPACT_CODES for r in p.replicas for v in r.verdicts)}
+                if affects_consumers(p)}
     committed = CommittedOffsets()
     if affected:
         committed = read_committed_offsets(coordinator_copies(log_dirs, TOPIC),
@@ -38,5 +39,32 @@ def replay_impact(report, log_dirs) -> ReplayImpact:
     after = transactions_after_replay(report, log_dirs=log_dirs)
     findings = list(committed.findings) + impact_findings(impacts)
     for a in after:
-        findings += (a.leader_transactions.findings if a.leader_transactions is not None else []) + a.findings
+        findings += transaction_findings(a)
     return ReplayImpact(committed, impacts, after, findings)
+
+
+def transaction_findings(after) -> list:
+    """The findings of one partition's transactions after the replay (``after``: a ``TransactionsAfterReplay``):
+    the new leader's (open, hanging) and the reopened ones'."""
+    return (after.leader_transactions.findings if after.leader_transactions is not None else []) + after.findings
+
+
+def partition_replay_impact(p, commits, logs, *, coordinator=None) -> ReplayImpact:
+    """What the replay of one partition (``p``, a ``PartitionReplay``) does to its consumer groups and
+    transactions, as :func:`replay_impact` finds it for a whole report: ``commits`` are the groups' committed
+    offsets of this partition (from every broker's copy of ``__consumer_offsets``), ``logs`` the replicas'
+    partition logs by (broker id, topic, partition) (None: transactions are not read), ``coordinator`` the
+    cluster's ``__transaction_state`` view.  Nothing unless the replay leaves records the new leader does not
+    serve (:func:`kforensics.verdict_rules.affects_consumers`).  Its ``committed`` is empty: the caller holds
+    the commits."""
+    from ..verdict_rules import affects_consumers
+    from .committed_offsets import CommittedOffsets
+    from .impact import impact_findings, partition_impact
+    from .read_committed import partition_after_replay
+
+    if not affects_consumers(p):
+        return ReplayImpact(CommittedOffsets())
+    impacts = partition_impact(p, commits) if commits else []
+    after = [partition_after_replay(p, logs, coordinator=coordinator)] if logs is not None else []
+    findings = impact_findings(impacts) + [f for a in after for f in transaction_findings(a)]
+    return ReplayImpact(CommittedOffsets(), impacts, after, findings)

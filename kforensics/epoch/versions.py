@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..errors import UsageError
+
 # Stands in for "newer than every release we know about" when comparing.
 _LATEST_RELEASE = (1 << 30, 0, 0)
 
@@ -95,12 +97,29 @@ class KafkaVersion:
     def __str__(self) -> str:
         return self.label
 
+    def __json__(self) -> str:
+        """JSON and tables show a version as the user gave it."""
+        return self.label
+
 
 KAFKA_0_10 = KafkaVersion("0.10", (0, 10, 0))
 KAFKA_0_11 = KafkaVersion("0.11", (0, 11, 0))
 KAFKA_2_0_0 = KafkaVersion("2.0.0", (2, 0, 0))
 KAFKA_2_0_1 = KafkaVersion("2.0.1", (2, 0, 1))
 LATEST = KafkaVersion("latest", None)
+
+#: the release lines kforensics knows (major, minor); a patch release of a known line is accepted, anything else
+#: is refused rather than modelled by guesswork (a "9.9" would otherwise silently get the newest rules)
+KNOWN_LINES: tuple[tuple[int, int], ...] = (
+    (0, 8), (0, 9), (0, 10), (0, 11), (1, 0), (1, 1),
+    *((2, m) for m in range(9)), *((3, m) for m in range(10)), *((4, m) for m in range(5)),
+)
+
+
+def known_versions() -> str:
+    """The known release lines as users type them, for a refusal's sentence."""
+    return ", ".join(f"{a}.{b}" for a, b in KNOWN_LINES) + ", latest"
+
 
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+][0-9a-z.\-]*)?$")
 
@@ -110,7 +129,8 @@ def parse_kafka_version(text: str | KafkaVersion) -> KafkaVersion:
 
     A two-part version means its ``.0`` release, so "2.0" behaves as 2.0.0.
     Suffixes such as ``-SNAPSHOT`` or ``-IV1`` are accepted and ignored.
-    Raises ``ValueError`` for anything else.
+    Raises :class:`~kforensics.errors.UsageError` (a ``ValueError``) for
+    anything else, and for a release line kforensics does not know.
     """
     if isinstance(text, KafkaVersion):
         return text
@@ -119,15 +139,17 @@ def parse_kafka_version(text: str | KafkaVersion) -> KafkaVersion:
         return LATEST
     m = _VERSION_RE.match(s)
     if not m:
-        raise ValueError(f"not a Kafka version: {text!r}")
+        raise UsageError(f"not a Kafka version: {text!r} (known: {known_versions()})")
     major, minor, third, fourth = (None if g is None else int(g) for g in m.groups())
     if major == 0:
         # 0.x releases were numbered 0.<minor>.<patch>.<fix>; the fourth part never changed epoch behaviour.
         release = (0, minor, third or 0)
     else:
         if fourth is not None:
-            raise ValueError(f"not a Kafka version: {text!r} (too many parts)")
+            raise UsageError(f"not a Kafka version: {text!r} (too many parts)")
         release = (major, minor, third or 0)
+    if (release[0], release[1]) not in KNOWN_LINES:
+        raise UsageError(f"unknown Kafka version {text!r} (known: {known_versions()})")
     return KafkaVersion(s.lstrip("v"), release)
 
 

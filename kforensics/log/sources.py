@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import io
 import os
-import posixpath
 import stat
 import tarfile
 import threading
@@ -32,10 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..errors import EvidenceUnreadable
+from .archive_spool import INFLATE_ERRORS, Spool, decompressor
+from .arrow_path import ArrowPath, Stat
+
 ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz")
 
 
-class NotRegularFile(OSError):
+class NotRegularFile(EvidenceUnreadable):
     """A path that is not a regular file (FIFO, device, socket, directory): never opened for reading.
 
     ``strerror`` says what it is; ``filename`` is the path.
@@ -50,7 +53,7 @@ class NotRegularFile(OSError):
         return f"{self.filename}: {self.strerror}"
 
 
-class FileTooLarge(OSError):
+class FileTooLarge(EvidenceUnreadable):
     """A file larger than the cap its kind allows (checked before reading it)."""
 
     def __init__(self, path: Any, size: int, cap: int):
@@ -137,11 +140,6 @@ def split_uri(spec: str) -> tuple[Any, str]:
     return None, spec[len("file://"):] if spec.startswith("file://") else spec
 
 
-@dataclass(frozen=True)
-class _Stat:
-    st_size: int
-
-
 # --------------------------------------------------------------------------- tar archives
 #: member names kept per kind of problem (ignored members); the rest are counted
 LISTED = 100
@@ -149,8 +147,22 @@ LISTED = 100
 _ARCHIVE_ERRORS = (tarfile.TarError, EOFError, zlib.error, OSError, ValueError)
 
 
-class ArchiveUnreadable(OSError):
+class ArchiveUnreadable(EvidenceUnreadable):
     """An archive that cannot be opened at all (not a tar, or damaged before its first member)."""
+
+
+class Entry:
+    """What the archive keeps of one regular-file member: where its data lies (a few integers, not a TarInfo:
+    an archive of a million members must not cost a million header objects)."""
+
+    __slots__ = ("name", "offset", "offset_data", "size", "sparse")
+
+    def __init__(self, info: tarfile.TarInfo):
+        self.name = info.name
+        self.offset = info.offset  # of its header
+        self.offset_data = info.offset_data
+        self.size = info.size
+        self.sparse = info.sparse  # None, or the (offset, size) regions a sparse member stores
 
 
 class _Member:
@@ -158,7 +170,7 @@ class _Member:
 
     __slots__ = ("info", "children")
 
-    def __init__(self, info: tarfile.TarInfo | None):
+    def __init__(self, info: Entry | None):
         self.info = info
         self.children: dict[str, _Member] | None = None if info is not None else {}
 
@@ -168,7 +180,7 @@ class ArchiveCopy:
     """A member that is not reachable by its name (another member of that name is): still evidence."""
 
     name: str
-    info: tarfile.TarInfo
+    info: Entry
     why: str
 
 
@@ -196,59 +208,70 @@ class TarArchive:
         self.stopped: dict[str, Any] | None = None  # where reading the headers stopped early, and why
         self.damaged: dict[str, dict[str, Any]] = {}  # member name -> where reading its data failed
         self.reported = False  # set by the scan that reports findings() for the archive (once, whatever it holds)
-        self._last: tarfile.TarInfo | None = None
+        self._last: Entry | None = None
         self._lock = threading.Lock()
-        self._tar = None
+        self._raw = io.BufferedReader(open_binary(self.source), buffer_size=1 << 20)
+        self.spool: Spool | None = None  # the inflated content of a compressed archive (see archive_spool)
+        self._data = self._raw  # what member data is read from: the archive itself, or its spool
         try:
-            tar = self._open_tar()
-        except (tarfile.TarError, EOFError, zlib.error) as e:
+            self._index()
+        except BaseException:
+            self.close()
+            raise
+
+    def _index(self) -> None:
+        """Read every header once, in order (a compressed archive is inflated once, into its spool)."""
+        try:
+            stream = decompressor(self._raw)
+            if stream is not None:
+                self.spool = self._data = Spool(stream)
+            tar = tarfile.open(fileobj=self._data, mode="r:")
+        except (tarfile.TarError, *INFLATE_ERRORS) as e:
             raise ArchiveUnreadable(f"not a readable tar archive: {e}") from None
-        with tar:
-            try:
-                for info in tar:
-                    self._last = info
-                    self._add(info)
-                self._verify(tar)
-            except _ARCHIVE_ERRORS as e:
-                self._stop(e)
+        try:
+            while (info := tar.next()) is not None:
+                tar.members.clear()  # the index keeps an Entry per member, the tar reader none
+                self._last = Entry(info)
+                self._add(info)
+            self._verify()
+        except _ARCHIVE_ERRORS as e:
+            self._stop(e)
 
-    def _open_tar(self) -> tarfile.TarFile:
-        fh = io.BufferedReader(open_binary(self.source), buffer_size=1 << 20)
-        # "r:*" gives random access (gzip members are reached by decompressing the stream up to them)
-        return tarfile.open(fileobj=fh, mode="r:*")
-
-    @staticmethod
-    def _verify(tar: tarfile.TarFile) -> None:
+    def _verify(self) -> None:
         """Read a compressed archive to its end, so that its checksum (gzip CRC-32, xz, bzip2) is verified:
         the tar reader stops at the end-of-archive blocks, before the compressor's trailer."""
-        import bz2
-        import gzip
-        import lzma
+        if self.spool is not None:
+            self.spool.seek(0, 2)
+            if self.spool.error is not None:
+                raise self.spool.error.with_traceback(None)
 
-        f = tar.fileobj
-        if isinstance(f, (gzip.GzipFile, bz2.BZ2File, lzma.LZMAFile)):
-            while f.read(1 << 20):
-                pass
+    def close(self) -> None:
+        """Let go of the archive's handle and its spool (the temporary file is deleted)."""
+        if self.spool is not None:
+            self.spool.close()
+        self._raw.close()
 
     def _stop(self, e: BaseException) -> None:
         """Reading the headers failed: keep what was indexed, and say where and which member it cost."""
         truncated = isinstance(e, EOFError) or "unexpected end of data" in str(e) or "truncated" in str(e)
         last = self._last
         member = None
-        if last is not None and (last.isfile() or last.size) and not self._readable_to_end(last):
+        if last is not None and last.size and not self._readable_to_end(last):
             member = last.name
         self.stopped = {"truncated": truncated, "error": f"{type(e).__name__}: {e}", "member": member,
                         "after": None if last is None else last.name,
                         "tar_offset": None if last is None else last.offset_data + last.size}
 
-    def _readable_to_end(self, info: tarfile.TarInfo) -> bool:
-        """Whether the last byte of a member's data can be read (a second pass over a damaged archive)."""
+    def _readable_to_end(self, info: Entry) -> bool:
+        """Whether the last byte of a member's data can be read."""
         if not info.size:
             return True
+        end = info.offset_data + info.size
+        if self.spool is not None:
+            return self.spool.reaches(end)
         try:
-            with self._open_tar() as tar:
-                tar.fileobj.seek(info.offset_data + info.size - 1)
-                return len(tar.fileobj.read(1)) == 1
+            self._raw.seek(end - 1)
+            return len(self._raw.read(1)) == 1
         except _ARCHIVE_ERRORS:
             return False
 
@@ -257,7 +280,7 @@ class TarArchive:
         if len(self.untrusted) < LISTED:
             self.untrusted.append(name)
 
-    def _shadow(self, name: str, info: tarfile.TarInfo, why: str) -> None:
+    def _shadow(self, name: str, info: Entry, why: str) -> None:
         self.copies.append(ArchiveCopy(name, info, why))
         self.copy_names[name] = self.copy_names.get(name, 1) + 1
 
@@ -288,13 +311,13 @@ class TarArchive:
                 self._shadow("/".join(parts), old.info, "a directory of the same name")
                 node.children[leaf] = _Member(None)
         elif old is None:
-            node.children[leaf] = _Member(info)
+            node.children[leaf] = _Member(self._last)
         elif old.children is not None:
-            self._shadow("/".join(parts), info, "a directory of the same name")
+            self._shadow("/".join(parts), self._last, "a directory of the same name")
         else:
             # as an extraction would: the last regular file of a name is the one found there
             self._shadow("/".join(parts), old.info, "a later member of the same name")
-            node.children[leaf] = _Member(info)
+            node.children[leaf] = _Member(self._last)
 
     def node(self, parts: tuple[str, ...]) -> _Member | None:
         node = self.root
@@ -304,13 +327,16 @@ class TarArchive:
             node = node.children[p]
         return node
 
-    def open_member(self, info: tarfile.TarInfo):
-        with self._lock:
-            if self._tar is None:
-                self._tar = self._open_tar()
-            return _MemberFile(self, info)
+    def open_member(self, info: Entry):
+        return _MemberFile(self, info)
 
-    def note_damage(self, info: tarfile.TarInfo, position: int, why: str) -> None:
+    def read_at(self, offset: int, n: int) -> bytes:
+        """``n`` bytes of the archive's (inflated) content at ``offset`` (fewer where it ends or is cut)."""
+        with self._lock:
+            self._data.seek(offset)
+            return self._data.read(n)
+
+    def note_damage(self, info: Entry, position: int, why: str) -> None:
         """Reading a member's data failed at ``position`` (in the member): what it holds up to there is kept."""
         seen = self.damaged.get(info.name)
         if seen is None or position < seen["position"]:
@@ -364,19 +390,21 @@ class TarArchive:
 
 
 class _MemberFile(io.RawIOBase):
-    """A read-only view of one archive member (shares the archive handle under a lock).
+    """A read-only view of one archive member (reads the archive's content under its lock).
 
     Sparse members are read as their expanded content (holes are zeros).  A
     member whose data the archive does not hold in full (truncated, corrupt)
-    reads as far as it can and then ends; the archive notes where.
+    reads as far as it can and then ends: every read at or past that point
+    returns nothing (a short read, the end of the data), reads before it
+    still work, and the archive notes where.
     """
 
-    def __init__(self, archive: TarArchive, info: tarfile.TarInfo):
+    def __init__(self, archive: TarArchive, info: Entry):
         super().__init__()
         self.archive = archive
         self.info = info
         self.pos = 0
-        self.failed = False
+        self.fail_at: int | None = None  # where the member's data ends in this archive, when before its size
 
     def readable(self) -> bool:
         return True
@@ -393,31 +421,26 @@ class _MemberFile(io.RawIOBase):
         return self.pos
 
     def readinto(self, b) -> int:
-        n = min(len(b), self.info.size - self.pos)
-        if n <= 0 or self.failed:
+        end = self.info.size if self.fail_at is None else self.fail_at
+        n = min(len(b), end - self.pos)
+        if n <= 0:
             return 0
-        with self.archive._lock:
-            fobj = self.archive._tar.fileobj
-            try:
-                data = self._sparse(fobj, n) if self.info.sparse else self._read(fobj, self.info.offset_data + self.pos,
-                                                                                  n)
-            except _ARCHIVE_ERRORS as e:
-                self.failed = True
-                self.archive.note_damage(self.info, self.pos, f"{type(e).__name__}: {e}")
-                return 0
+        try:
+            data = self._sparse(n) if self.info.sparse else self.archive.read_at(self.info.offset_data + self.pos, n)
+        except _ARCHIVE_ERRORS as e:
+            self._ends(self.pos, f"{type(e).__name__}: {e}")
+            return 0
         if len(data) < n:
-            self.failed = True  # the archive ends inside the member
-            self.archive.note_damage(self.info, self.pos + len(data), "the archive ends inside the member")
+            self._ends(self.pos + len(data), "the archive ends inside the member")
         b[: len(data)] = data
         self.pos += len(data)
         return len(data)
 
-    @staticmethod
-    def _read(fobj, offset: int, n: int) -> bytes:
-        fobj.seek(offset)
-        return fobj.read(n)
+    def _ends(self, at: int, why: str) -> None:
+        self.fail_at = at if self.fail_at is None else min(at, self.fail_at)
+        self.archive.note_damage(self.info, at, why)
 
-    def _sparse(self, fobj, n: int) -> bytes:
+    def _sparse(self, n: int) -> bytes:
         """``n`` bytes of a sparse member's expanded content from ``pos``: its stored regions, zeros between."""
         out = bytearray(n)
         lo_want, hi_want = self.pos, self.pos + n
@@ -425,7 +448,7 @@ class _MemberFile(io.RawIOBase):
         for off, size in self.info.sparse:
             lo, hi = max(off, lo_want), min(off + size, hi_want)
             if lo < hi:
-                chunk = self._read(fobj, self.info.offset_data + stored + (lo - off), hi - lo)
+                chunk = self.archive.read_at(self.info.offset_data + stored + (lo - off), hi - lo)
                 out[lo - lo_want: lo - lo_want + len(chunk)] = chunk
                 if len(chunk) < hi - lo:
                     return bytes(out[: lo - lo_want + len(chunk)])
@@ -493,88 +516,17 @@ class TarPath:
         for name in sorted(node.children):
             yield self / name
 
-    def stat(self) -> _Stat:
+    def stat(self) -> Stat:
         node = self.archive.node(self.parts)
         if node is None:
             raise FileNotFoundError(str(self))
-        return _Stat(node.info.size if node.info is not None else 0)
+        return Stat(node.info.size if node.info is not None else 0)
 
     def open_binary(self):
         node = self.archive.node(self.parts)
         if node is None or node.info is None:
             raise FileNotFoundError(str(self))
         return io.BufferedReader(self.archive.open_member(node.info), buffer_size=1 << 20)
-
-
-
-# --------------------------------------------------------------------------- pyarrow.fs
-class ArrowPath:
-    """A path on a pyarrow.fs filesystem (HDFS, S3, GCS, local), read-only."""
-
-    def __init__(self, fs, path: str):
-        self.fs = fs
-        self.path = path.rstrip("/") or "/"
-
-    @classmethod
-    def from_uri(cls, uri: str) -> "ArrowPath":
-        from pyarrow import fs as pafs
-
-        fs, path = pafs.FileSystem.from_uri(uri)
-        return cls(fs, path)
-
-    @property
-    def name(self) -> str:
-        return posixpath.basename(self.path)
-
-    @property
-    def parent(self) -> "ArrowPath":
-        return ArrowPath(self.fs, posixpath.dirname(self.path))
-
-    def __truediv__(self, other: str) -> "ArrowPath":
-        return ArrowPath(self.fs, posixpath.join(self.path, other))
-
-    def __str__(self) -> str:
-        return f"{self.fs.type_name}://{self.path}"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, ArrowPath) and other.path == self.path and other.fs.equals(self.fs)
-
-    def __hash__(self) -> int:
-        return hash(self.path)
-
-    def __lt__(self, other) -> bool:
-        return self.path < other.path
-
-    def _info(self):
-        return self.fs.get_file_info(self.path)
-
-    def exists(self) -> bool:
-        from pyarrow import fs as pafs
-
-        return self._info().type != pafs.FileType.NotFound
-
-    def is_dir(self) -> bool:
-        from pyarrow import fs as pafs
-
-        return self._info().type == pafs.FileType.Directory
-
-    def is_file(self) -> bool:
-        from pyarrow import fs as pafs
-
-        return self._info().type == pafs.FileType.File
-
-    def iterdir(self):
-        from pyarrow import fs as pafs
-
-        infos = self.fs.get_file_info(pafs.FileSelector(self.path))
-        for info in sorted(infos, key=lambda i: i.path):
-            yield ArrowPath(self.fs, info.path)
-
-    def stat(self) -> _Stat:
-        return _Stat(self._info().size or 0)
-
-    def open_binary(self):
-        return self.fs.open_input_file(self.path)
 
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..epoch.versions import KafkaVersion, parse_kafka_version
+from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, finding
 from .divergence import Divergence, compared_from, divergence
 from .replica import FETCHED, BatchLog, Prefix, Replica, first_difference
@@ -88,7 +88,7 @@ class PartitionReplay:
 
     topic: str
     partition: int
-    kafka_version: str
+    kafka_version: KafkaVersion  # the rules replayed (serialised as its label)
     leader: int
     leader_epoch: int
     committed_bound: int
@@ -154,12 +154,12 @@ def replay_partition(
     partition: int,
     replicas: list[Replica],
     *,
-    kafka_version: str | KafkaVersion = "latest",
+    kafka_version: KafkaVersion = LATEST,
     leader: int | None = None,
     events: list[dict[str, Any]] | None = None,
 ) -> PartitionReplay:
     """Replay one partition from the brokers' restart on, and judge every replica."""
-    mode = parse_kafka_version(kafka_version)
+    mode = kafka_version
     by_id = {r.broker_id: r for r in replicas}
     loaded = {r.broker_id: restart(r, mode) for r in replicas}
     offline = {b for b, rs in loaded.items() if rs.load_fails}
@@ -236,7 +236,7 @@ def replay_partition(
         if b != current and all(d.converged for d in out.decisions):
             findings += _check_invariants(st, bound, differs_at)
     return PartitionReplay(
-        topic, partition, mode.label, current, epoch if epoch is not None else -1, bound,
+        topic, partition, mode, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
     )
 

@@ -13,17 +13,17 @@ from typing import Any, Callable
 
 
 from ..findings import Finding, finding
-from ..epoch.versions import parse_kafka_version
+from ..epoch.versions import LATEST, KafkaVersion
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .replica import NeedRows, Replica
 from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
 
-LOSS_CODES = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
+from ..verdict_rules import LOSS
 
 
 def lost_records(p: PartitionReplay) -> dict[str, int]:
     """Records each loss verdict costs across the replicas of a partition."""
-    out = {c: 0 for c in LOSS_CODES}
+    out = {c: 0 for c in LOSS}
     for r in p.replicas:
         for v in r.verdicts:
             if v.code in out:
@@ -63,13 +63,12 @@ def with_evidence(events: list[dict[str, Any]], entries: list[Any]) -> list[dict
 Reload = Callable[[int], list[Replica]]
 
 
-def _windows(replicas: list[Replica], kafka_version: str, summaries: list[ReplicaSummary] | None,
+def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: list[ReplicaSummary] | None,
              reload: Reload | None) -> tuple[list[Replica], Reload]:
     """The replicas the replay starts from, and how it gets batches below their window when it must."""
     if reload is not None:
         return replicas, reload  # windowed by the caller, who knows where the rest is
-    mode = parse_kafka_version(kafka_version)
-    floor = window_floor(summaries or [summarize(r) for r in replicas], mode)
+    floor = window_floor(summaries or [summarize(r) for r in replicas], kafka_version)
     size = (summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS)
 
     def lower(offset: int) -> list[Replica]:
@@ -91,7 +90,7 @@ def _replay(replicas: list[Replica], reload: Reload, **kw) -> tuple[PartitionRep
             replicas = wider
 
 
-def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: str = "latest",
+def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: KafkaVersion = LATEST,
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
                  what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None,
                  summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None) -> PartitionReplay:

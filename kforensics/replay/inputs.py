@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..epoch.versions import LATEST, KafkaVersion
 from ..log.batch_table import BatchTable
 from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
@@ -75,7 +76,7 @@ class LoadedBrokers:
     log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
 
 
-def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: str = "latest") -> LoadedBrokers:
+def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST) -> LoadedBrokers:
     """Scan each broker's log dir(s) and group the replicas of each partition.
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
@@ -94,9 +95,7 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
         out.reports.append(report)
         broker_id = bid if bid is not None else (report.broker.node_id if report.broker.node_id is not None else i)
         if broker_id in out.broker_ids:
-            raise InputError(f"two of the log dirs given are broker {broker_id} "
-                             f"({_dirs(out.log_dirs[out.broker_ids.index(broker_id)])} and {_dirs(resolved)}): "
-                             "give each broker once, or name them with --broker ID=DIR")
+            raise same_broker(broker_id, _dirs(out.log_dirs[out.broker_ids.index(broker_id)]), _dirs(resolved))
         out.broker_ids.append(broker_id)
         for p in report.partitions:
             if p.suffix is not None or p.topic == METADATA_TOPIC:
@@ -110,6 +109,13 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: s
                          "in one cluster; replay each cluster on its own")
     out.groups = dict(groups)
     return out
+
+
+def same_broker(broker_id: int, first: str, second: str, remedy: str = "name them with --broker ID=DIR"
+                ) -> InputError:
+    """The refusal of two inputs that are one broker (``replay``'s, and the Spark job's for two snapshots)."""
+    return InputError(f"two of the log dirs given are broker {broker_id} ({first} and {second}): give each broker "
+                      f"once, or {remedy}")
 
 
 def _dirs(dirs: list[Any]) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import InternalError
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import NO_KEY, epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion
@@ -174,7 +175,8 @@ class BatchLog:
         return epoch_transitions(self.col("partition_leader_epoch"), self.col("base_offset"), self.col("magic"))[0]
 
 
-class NeedRows(Exception):
+class NeedRows(InternalError):
+    # caught by the group replay, which widens the window; one that escapes is a bug (exit 3)
     """The replay reached below a windowed replica's window: its batches from ``offset`` on are needed."""
 
     def __init__(self, offset: int) -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..epoch.versions import LATEST, KafkaVersion
+from ..errors import InputError, UsageError
 from ..findings import Finding
 from .engine import PartitionReplay
-from .group import LOSS_CODES, lost_records, replay_group  # noqa: F401  (re-exported for the front ends)
+from .group import lost_records, replay_group
 from .inputs import batch_digests, load_replicas
 
 
@@ -62,20 +64,20 @@ def _timeline(loaded, metadata):
     return build_timeline(inputs)
 
 
-def replay_all(brokers, *, kafka_version: str = "latest", topic: str | None = None, partition: int | None = None,
+def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None) -> ReplayReport:
     """Replay every partition found on the brokers (filtered)."""
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
-        raise ValueError(f"no partition of topic {topic!r} on these brokers (topics: {', '.join(sorted(topics))})")
+        raise InputError(f"no partition of topic {topic!r} on these brokers (topics: {', '.join(sorted(topics))})")
     if partition is not None and not any(p == partition and (topic is None or t == topic) for t, p in loaded.groups):
-        raise ValueError(f"no partition {partition}" + (f" of topic {topic!r}" if topic else "") + " on these brokers")
+        raise InputError(f"no partition {partition}" + (f" of topic {topic!r}" if topic else "") + " on these brokers")
     if leader is not None and leader not in loaded.broker_ids:
-        raise ValueError(f"--leader {leader} is not one of the brokers given ({', '.join(map(str, loaded.broker_ids))})")
+        raise UsageError(f"--leader {leader} is not one of the brokers given ({', '.join(map(str, loaded.broker_ids))})")
     tl = _timeline(loaded, metadata)
-    report = ReplayReport(kafka_version, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
+    report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],
                           dict(zip(loaded.broker_ids, (list(d) for d in loaded.log_dirs))), tl)
@@ -88,4 +90,23 @@ def replay_all(brokers, *, kafka_version: str = "latest", topic: str | None = No
                                               events=events, timeline=tl, what_if=what_if,
                                               digests=batch_digests if digests else None,
                                               summaries=loaded.summaries.get((t, p))))
+    report.findings += archive_findings(loaded, metadata or [])
     return report
+
+
+def archive_findings(loaded: Any, metadata: list[Any]) -> list[Finding]:
+    """What the archives among the inputs hold besides log dirs (truncation, damage, duplicate or ignored members),
+    from the archives the scan read: the replay would otherwise say nothing of what an archive lost."""
+    from ..log.sources import ARCHIVE_SUFFIXES, TarArchive
+    from ..scan.broker import archives_of
+
+    out: list[Finding] = []
+    for archive in archives_of(d for dirs in loaded.log_dirs for d in dirs):
+        out += archive.findings()
+    for spec in dict.fromkeys(str(m) for m in metadata):
+        if spec.endswith(ARCHIVE_SUFFIXES) and "://" not in spec:
+            try:
+                out += TarArchive(spec).findings()  # a metadata archive: its index, read once more
+            except OSError:
+                pass  # the timeline has read it already: an archive that cannot be opened stopped it there
+    return out

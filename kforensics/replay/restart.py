@@ -23,6 +23,7 @@ import numpy as np
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
+from ..log.file_kinds import segment_name
 from .replica import BatchLog, NeedRows, Replica
 
 
@@ -65,7 +66,7 @@ def _recovered_rows(r: Replica, kept: BatchLog) -> BatchLog:
     plan = r.recovery
     if plan is None or not plan.recovers or plan.from_segment is None:
         return kept.select(np.zeros(len(kept), dtype=bool))
-    first = r.segment_index(f"{plan.from_segment:020d}.log")
+    first = r.segment_index(segment_name(plan.from_segment, ".log"))
     if first is None:
         return kept
     return kept.select(kept.col("segment") >= first)
@@ -85,7 +86,7 @@ def recovered_transitions(r: Replica, kept: BatchLog) -> list[tuple[int, int, in
     p, plan = r.prefix, r.recovery
     if p is None or plan is None or not plan.recovers or plan.from_segment is None:
         return _transitions(recovered)
-    first = r.segment_index(f"{plan.from_segment:020d}.log")
+    first = r.segment_index(segment_name(plan.from_segment, ".log"))
     if first is None:
         return r.transitions(kept)  # every kept batch, the elided ones first
     starts = p.segment_starts

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
 from ..log.log_dir import LogDir, open_log_dir
@@ -22,14 +23,15 @@ from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
 from ..log.sources import LISTED
 from ..checks.files import check_listing
+from .. import errors
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
 
 SCHEMA_VERSION = 2
 
 
-class InputError(ValueError):
-    """The paths given are not what a scan takes (no log dir, several brokers): a usage error, not damage."""
+# the paths given are not what a scan takes (no log dir, several brokers): a usage error, not damage
+InputError = errors.InputError
 
 
 @dataclass
@@ -166,7 +168,7 @@ def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, file
     return ctx
 
 
-def scan_log_dirs(paths: Iterable[Any], *, kafka_version: str = "latest", batch_sink: Callable[..., Any] | None = None,
+def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST, batch_sink: Callable[..., Any] | None = None,
                   progress: Callable[[int], None] | None = None,
                   on_partition: Callable[[str], None] | None = None) -> ScanReport:
     """Scan the log dirs of one broker (several for JBOD).
@@ -212,25 +214,25 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: str = "latest", batch_
         timeline = build_timeline(metadata_logs)
         check_against_timeline(partitions, broker, findings, timeline)
         # the timeline reads the metadata segments and snapshots the scan has read: each finding once
-        seen = {_key(f) for f in findings} | {_key(f) for p in partitions for f in p.findings}
-        findings.extend(f for f in timeline.findings if _key(f) not in seen)
-    for archive in _archives(seen_paths.values()):
+        seen = {finding_key(f) for f in findings} | {finding_key(f) for p in partitions for f in p.findings}
+        findings.extend(f for f in timeline.findings if finding_key(f) not in seen)
+    for archive in archives_of(seen_paths.values()):
         # members found damaged while they were read (plan_log_dir reported what the archive's index showed)
-        known = {_key(f) for f in findings}
-        findings.extend(f for f in archive.findings() if _key(f) not in known)
-    report = ScanReport(broker, partitions, findings.findings(), files, checkpoints, kafka_version)
+        known = {finding_key(f) for f in findings}
+        findings.extend(f for f in archive.findings() if finding_key(f) not in known)
+    report = ScanReport(broker, partitions, findings.findings(), files, checkpoints, kafka_version.label)
     for p in partitions:
         report.files += p.files
     return report
 
 
-def _key(f: Finding) -> tuple:
+def finding_key(f: Finding) -> tuple:
     """What makes two findings the same observation (messages may be worded differently by two readers)."""
     return (f.code, f.file, f.position, f.line, f.facts.get("offset"), f.facts.get("finding_code"),
             f.facts.get("member"))
 
 
-def _archives(paths: Iterable[Any]) -> list[Any]:
+def archives_of(paths: Iterable[Any]) -> list[Any]:
     """The distinct archives the log dirs are in."""
     out: dict[int, Any] = {}
     for p in paths:

@@ -31,7 +31,7 @@ from ..checks.watermarks import check_recovery, check_watermarks
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.diff import diff_caches
 from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
-from ..epoch.versions import KafkaVersion, parse_kafka_version
+from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import FindingLog, Severity, finding
 from ..formats.record_batch import COMPRESSION_MASK, MAGIC
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
@@ -39,6 +39,7 @@ from ..log.file_kinds import classify_name
 from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
+from ..log.sources import NotRegularFile
 from ..recovery.plan import plan_recovery
 from ..transactions.producer_state import TransactionTracker
 from .model import PartitionContext, PartitionScan, SegmentFacts
@@ -153,7 +154,7 @@ class _Walk:
             facts.cut_records_below_hw += int(counts[after][below].sum())
 
 
-def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: str | KafkaVersion = "latest",
+def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: KafkaVersion = LATEST,
                    batch_sink: BatchSink | None = None, progress: Callable[[int], None] | None = None,
                    coordinator: Any = None) -> PartitionScan:
     """Scan one partition directory; never writes anything.
@@ -165,7 +166,7 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: st
     scan = PartitionScan(str(pd.path.parent), pd.dir_name, pd.topic, pd.partition, pd.name.suffix,
                          high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
                          cleaner_offset=ctx.cleaner_offset)
-    mode = parse_kafka_version(kafka_version)
+    mode = kafka_version
     log = FindingLog()
     path = str(pd.path)
 
@@ -297,7 +298,7 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
             if progress:
                 progress(int(t["size_in_bytes"].sum()))
     except OSError as e:
-        code = "NOT_A_REGULAR_FILE" if e.__class__.__name__ == "NotRegularFile" else "UNREADABLE_FILE"
+        code = "NOT_A_REGULAR_FILE" if isinstance(e, NotRegularFile) else "UNREADABLE_FILE"
         log.add(finding(code, f"cannot read: {e.strerror or e}", file=file))
         facts.readable = False
         scan.complete = False

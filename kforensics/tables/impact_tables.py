@@ -27,7 +27,7 @@ def consumer_impact_rows(impacts: list[ConsumerImpact], cluster: str | None = No
     for i in impacts:
         rows.append({
             "cluster": cluster, "topic": i.topic, "partition": i.partition, "group": i.group,
-            "kafka_version": i.kafka_version, "leader": i.leader, "leader_epoch": i.leader_epoch,
+            "kafka_version": str(i.kafka_version), "leader": i.leader, "leader_epoch": i.leader_epoch,
             "log_start_offset": i.log_start_offset, "log_end_offset": i.log_end_offset,
             "committed_offset": i.committed_offset, "committed_leader_epoch": i.committed_leader_epoch,
             "commit_timestamp": i.commit_timestamp, "commit_file": i.commit_file,

@@ -38,7 +38,7 @@ def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, 
             rows.append({
                 "cluster": cluster, "topic": rp.topic, "partition": rp.partition, "broker_id": out.broker_id,
                 "snapshot_id": (snapshots or {}).get(out.broker_id), "role": out.role,
-                "kafka_version": rp.kafka_version, "leader": rp.leader, "leader_epoch": rp.leader_epoch,
+                "kafka_version": str(rp.kafka_version), "leader": rp.leader, "leader_epoch": rp.leader_epoch,
                 "committed_bound": rp.committed_bound, "verdict": v.code, "cause": v.cause,
                 "offsets": json.dumps(v.offsets), "records": v.records, "bytes": v.bytes,
                 "producer_ids": v.producer_ids, "detail": v.detail,

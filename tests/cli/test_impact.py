@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from kforensics.cli import main
-from kforensics.cli.replay import BAD, BAD_FINDINGS
+from kforensics.verdict_rules import FAILING_FINDINGS as BAD_FINDINGS
+from kforensics.verdict_rules import FAILS_REPLAY as BAD
 from kforensics.scenario import ScenarioBuilder, load_scenario
 from tests.conftest import ROOT
 

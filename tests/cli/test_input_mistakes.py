@@ -71,7 +71,16 @@ def test_one_partition_in_two_jbod_dirs_is_a_finding_that_fails_the_scan(tmp_pat
 ])
 def test_an_unknown_kafka_version_is_a_usage_error(command):
     # HEAD (issue): scan --kafka-version banana printed a traceback
-    usage_error(run(*command, "--kafka-version", "banana"), "--kafka-version", "banana", "for example")
+    usage_error(run(*command, "--kafka-version", "banana"), "--kafka-version", "banana", "known: 0.8, 0.9")
+
+
+@pytest.mark.parametrize("command", [
+    ["scan", BROKERS / "healthy"],
+    ["replay", "--scenario", SCENARIOS / "healthy-3-brokers"],
+])
+def test_a_version_kafka_never_released_is_refused_not_modelled_as_the_newest(command):
+    # before: "--kafka-version 9.9" was accepted and replayed with the newest rules
+    usage_error(run(*command, "--kafka-version", "9.9"), "--kafka-version", "unknown Kafka version '9.9'", "4.0")
 
 
 def test_scan_of_a_topic_the_log_dirs_do_not_hold():

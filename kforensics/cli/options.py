@@ -1,0 +1,84 @@
+"""Options every command shares, parsed once at the edge: ``--kafka-version``, ``--format``, ``--fail-on``, ``--metadata``.
+
+Each option is one click parameter type (what a value may be, parsed into
+the library's type) and one decorator (its name, default and help), so the
+commands declare them alike and the library never sees a string where it
+takes a parsed value: a :class:`~kforensics.epoch.versions.KafkaVersion`, a
+:class:`~kforensics.severity.Severity`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..epoch.versions import KafkaVersion, parse_kafka_version
+from ..errors import UsageError
+from ..severity import Severity
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: the output formats of the commands' standard output
+FORMATS = ("text", "json")
+
+
+class KafkaVersionType(click.ParamType):
+    """A Kafka release (``0.10``, ``2.0.1``, ``3.9``, ``latest``) parsed into a :class:`KafkaVersion`."""
+
+    name = "version"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> KafkaVersion:
+        if isinstance(value, KafkaVersion):
+            return value
+        try:
+            return parse_kafka_version(value)
+        except UsageError as e:
+            self.fail(str(e), param, ctx)
+
+
+class SeverityType(click.ParamType):
+    """A severity name (``info`` … ``critical``) parsed into a :class:`Severity`."""
+
+    name = "severity"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Severity:
+        if isinstance(value, Severity):
+            return value
+        try:
+            return Severity.parse(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+KAFKA_VERSION = KafkaVersionType()
+SEVERITY = SeverityType()
+
+
+def kafka_version_option(help_text: str = "Kafka behaviour to model (epoch cache and truncation rules).") -> Callable[[F], F]:
+    """``--kafka-version``: the rules of which Kafka release to model (a :class:`KafkaVersion`)."""
+    return click.option("--kafka-version", type=KAFKA_VERSION, default="latest", show_default=True, help=help_text)
+
+
+def format_option(help_text: str | None = None) -> Callable[[F], F]:
+    """``--format text|json`` (as ``fmt``)."""
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+                        help=help_text)
+
+
+def fail_on_option(help_text: str = "Exit 1 when a finding is at or above this severity.") -> Callable[[F], F]:
+    """``--fail-on SEVERITY`` (a :class:`Severity`, default high)."""
+    return click.option("--fail-on", type=SEVERITY, default="high", show_default=True, help=help_text)
+
+
+def min_severity_option() -> Callable[[F], F]:
+    """``--min-severity SEVERITY``: text output lists only findings at or above it (the summary counts all)."""
+    return click.option("--min-severity", type=SEVERITY, default=None,
+                        help="Text output: list only findings at or above this severity (the summary counts all).")
+
+
+def metadata_option(help_text: str, metavar: str = "PATH", local_only: bool = True) -> Callable[[F], F]:
+    """``--metadata`` (repeatable): KRaft metadata logs to take leaders and epochs from."""
+    kind: click.ParamType = click.Path(exists=True) if local_only else click.STRING
+    return click.option("--metadata", "metadata", multiple=True, type=kind, metavar=metavar, help=help_text)
