@@ -1,1 +1,109 @@
-"""Command line: ``python -m kflab run SCENARIO`` and ``python -m kflab campaign --count N --seed S``."""
+"""Command line of the lab.
+
+    python -m kflab run SCENARIO [--seed N] [--version V] [--out DIR]
+    python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--out DIR]
+    python -m kflab recompare RUN_DIR...      # predictions and checks again on kept evidence (no Kafka)
+    python -m kflab summary OUT_DIR           # summary.json/.md from the result.json files under OUT_DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from . import jars
+from .incidents import INCIDENTS
+from .procs import install_handlers, kill_all
+from .report import write_run, write_summary
+
+DEFAULT_OUT = jars.LAB / "runs"
+
+
+def _run(args) -> int:
+    from .runner import run_one
+    r = run_one(Path(args.out), args.version, args.scenario, args.seed)
+    print(f"{r['status']}: {Path(r['run_dir']) / 'report.md'}")
+    return 0 if r["status"] == "compared" else 1
+
+
+def _campaign(args) -> int:
+    """N incidents drawn from a seeded schedule, spread over the versions; stops at --max-minutes."""
+    from .runner import run_one
+    rng = random.Random(args.seed)
+    versions = args.versions.split(",")
+    names = args.scenarios.split(",") if args.scenarios else sorted(INCIDENTS)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + args.max_minutes * 60
+    results = []
+    for i in range(args.count):
+        if time.monotonic() > deadline:
+            print(f"time limit reached after {i} incidents", file=sys.stderr)
+            break
+        version, scenario, seed = versions[i % len(versions)], rng.choice(names), rng.randrange(1 << 30)
+        r = run_one(out, version, scenario, seed)
+        results.append(r)
+        s = write_summary(out, results)
+        print(f"[{i + 1}/{args.count}] {scenario} {version} seed {seed}: {r['status']}; "
+              f"disagreements so far {len(s['disagreements'])}", flush=True)
+    write_summary(out, results)
+    print(f"summary: {out / 'summary.md'}")
+    return 0
+
+
+def _recompare(args) -> int:
+    from .compare import compare
+    from .predict import predict
+    for d in args.run_dirs:
+        d = Path(d)
+        r = json.loads((d / "result.json").read_text())
+        r["predictions"] = predict(d / "evidence", d / "predictions")
+        r["comparison"] = compare(d, r)
+        r["status"] = "compared"
+        write_run(d, r)
+        c = r["comparison"]["checks"]
+        print(f"{d.name}: {sum(x['agree'] for x in c)}/{len(c)} agree")
+    return 0
+
+
+def _summary(args) -> int:
+    out = Path(args.out_dir)
+    results = [json.loads(p.read_text()) for p in sorted(out.glob("*/result.json"))]
+    s = write_summary(out, results)
+    print(json.dumps(s["per_version_check"], indent=1))
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="kflab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("scenario", choices=sorted(INCIDENTS))
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--version", default=jars.NEWEST)
+    r.add_argument("--out", default=str(DEFAULT_OUT))
+    c = sub.add_parser("campaign")
+    c.add_argument("--count", type=int, default=10)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--versions", default=jars.NEWEST)
+    c.add_argument("--scenarios", default="")
+    c.add_argument("--max-minutes", type=float, default=24 * 60)
+    c.add_argument("--out", default=str(DEFAULT_OUT / "campaign"))
+    rc = sub.add_parser("recompare")
+    rc.add_argument("run_dirs", nargs="+")
+    sm = sub.add_parser("summary")
+    sm.add_argument("out_dir")
+    args = ap.parse_args(argv)
+    install_handlers()
+    try:
+        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary}[args.cmd](args)
+    finally:
+        kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

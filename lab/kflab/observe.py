@@ -31,18 +31,49 @@ def _converged(w: Workload, topics: list[str]) -> dict | None:
     return states
 
 
-def observe(run_dir: Path, version: str, topics: list[str], deadline_s: float = 120) -> dict:
-    """Restart every node on a copy of run_dir/evidence; return leaders, ISRs, epochs and recovery lines."""
+def _unfenced(c: Cluster, broker: int) -> bool:
+    """The controller's log shows this broker unfenced since the restart (its registration change, fenced=-1)."""
+    pat = re.compile(rf"BrokerRegistrationChangeRecord\(brokerId={broker}, brokerEpoch=\d+, fenced=-1")
+    return bool(pat.search(c.log_text(CONTROLLER)))
+
+
+def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60) -> list[dict]:
+    """Controller first, then each broker once the one before it is unfenced: the unfence order, and so
+    the elections it drives at a restart, is the given order and not a race."""
+    c.start(CONTROLLER)
+    done = []
+    for b in order:
+        c.start(b)
+        t = time.monotonic()
+        try:
+            wait_for(f"broker {b} unfenced", lambda: _unfenced(c, b) or (not c.alive(b) and _raise(b)), per_broker_s)
+            done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
+        except Timeout:
+            done.append({"broker": b, "unfenced_after_s": None})
+    return done
+
+
+def _raise(b):
+    raise RuntimeError(f"broker {b} exited during the restart")
+
+
+def observe(run_dir: Path, version: str, topics: list[str], order: list[int] | None = None,
+            deadline_s: float = 120) -> dict:
+    """Restart every node on a copy of run_dir/evidence (brokers one by one in the given order, or all at
+    once when order is None); return leaders, ISRs, epochs, recovery lines and the controller's elections."""
     data = run_dir / "restart"
     for node in (CONTROLLER,) + BROKERS:
         copy_tree(run_dir / "evidence" / node_name(node), data / node_name(node))
     _writable(data)
     c = Cluster(run_dir, version, data, tag="restart")
     c.configure()
-    out = {"data": str(data), "converged": False}
+    out = {"data": str(data), "converged": False, "order": order}
     t0 = time.monotonic()
     try:
-        c.start_all()
+        if order:
+            out["restart"] = start_in_order(c, order)
+        else:
+            c.start_all()
         w = Workload(c.bootstrap(), "observe")
         try:
             states = wait_for("leaders and full ISRs after restart", lambda: _converged(w, topics + INTERNAL), deadline_s, 1.0)
@@ -58,6 +89,7 @@ def observe(run_dir: Path, version: str, topics: list[str], deadline_s: float = 
     finally:
         out["clean_stop"] = c.stop_clean()
     out["recovery"] = recovery_lines(c)
+    out["elections"] = elections(c)
     return out
 
 
@@ -81,3 +113,13 @@ def recovery_lines(c: Cluster) -> dict:
             per.setdefault(seg.parent.name, {}).setdefault(seg.name, {})["invalid_at"] = int(m.group(2))
         out[b] = per
     return out
+
+
+ELECTION_LINE = re.compile(r"\[(\S+ \S+)\] INFO \[QuorumController id=\d+\] (UNCLEAN )?partition change for (\S+) "
+                           r"with topic ID \S+: (.*) \(org")
+
+
+def elections(c: Cluster) -> list[dict]:
+    """The controller's partition changes during the restart, in order (why a leader or epoch moved)."""
+    return [{"time": m.group(1), "unclean": bool(m.group(2)), "partition": m.group(3), "change": m.group(4)}
+            for m in ELECTION_LINE.finditer(c.log_text(CONTROLLER))]

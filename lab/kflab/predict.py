@@ -14,11 +14,32 @@ from .cluster import BROKERS, CONTROLLER, node_name
 REPO = Path(__file__).resolve().parents[2]
 
 
+def pinned(rev: str) -> tuple[list[str], str]:
+    """kforensics as committed at rev (git archive into lab/.cache), run by the repo's Python: predictions
+    stay reproducible while the working tree is being edited.  Returns (argv, full commit id)."""
+    from .jars import CACHE
+    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", rev], capture_output=True, text=True,
+                         check=True, timeout=30).stdout.strip()
+    dst = CACHE / f"kforensics-{sha[:12]}"
+    if not (dst / "kforensics" / "__init__.py").exists():
+        dst.mkdir(parents=True, exist_ok=True)
+        arch = subprocess.run(["git", "-C", str(REPO), "archive", sha, "kforensics"], capture_output=True,
+                              check=True, timeout=60).stdout
+        subprocess.run(["tar", "-x", "-C", str(dst)], input=arch, check=True, timeout=60)
+    py = REPO / ".venv" / "bin" / "python"
+    py = str(py) if py.exists() else sys.executable
+    return ["env", f"PYTHONPATH={dst}", py, "-m", "kforensics"], sha
+
+
 def kforensics_argv() -> list[str]:
-    """The kforensics command: $KFLAB_KFORENSICS, the repo's virtualenv, PATH's, or this Python's module."""
+    """The kforensics command: $KFLAB_KFORENSICS, a committed revision ($KFLAB_KFORENSICS_REV, e.g. HEAD),
+    the repo's virtualenv, PATH's, or this Python's module."""
     env = os.environ.get("KFLAB_KFORENSICS")
     if env:
         return env.split()
+    rev = os.environ.get("KFLAB_KFORENSICS_REV")
+    if rev:
+        return pinned(rev)[0]
     venv = REPO / ".venv" / "bin" / "kforensics"
     if venv.exists():
         return [str(venv)]
@@ -45,7 +66,7 @@ def predict(evidence: Path, out_dir: Path, timeout_s: int = 300) -> dict:
     """Scan every broker and replay all; returns where each JSON went and how each command ended."""
     out_dir.mkdir(parents=True, exist_ok=True)
     kf = kforensics_argv()
-    res = {"scan": {}}
+    res = {"scan": {}, "kforensics": " ".join(kf)}
     for b in BROKERS:
         d = evidence / node_name(b)
         res["scan"][b] = _run(kf + ["scan", str(d), "--format", "json", "--no-progress"],

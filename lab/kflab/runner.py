@@ -102,7 +102,9 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
     try:
         result["story"] = stage(run_dir, version, scenario, seed)
         result["predictions"] = predict(run_dir / "evidence", run_dir / "predictions")
-        result["outcome"] = observe(run_dir, version, LAB_TOPICS)
+        order = list(cl.BROKERS)
+        random.Random(f"restart/{seed}").shuffle(order)
+        result["outcome"] = observe(run_dir, version, LAB_TOPICS, order=order)
         result["comparison"] = compare(run_dir, result)
         result["status"] = "compared"
     except Exception as e:  # noqa: BLE001 - any stage failing is a recorded outcome of the run
