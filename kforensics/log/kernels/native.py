@@ -1,12 +1,12 @@
-"""The compiled kernels as a native shared library, loaded without numba.
+"""The compiled kernels as a native shared library, loaded without numba: built, sealed, verified, loaded.
 
-numba compiles the generated kernels (:mod:`kforensics.log.kernels`), but
-importing numba and readying its dispatchers costs more than half a second
-at every start, longer than a scan of hundreds of MiB takes.  So, once the
-kernels are compiled, their machine code is also written out as a small
-shared library in the kernel cache: numba's own compiled functions, linked
-with entry points that take plain pointers, sizes and strides.  Later runs
-load that library with ctypes in about a millisecond and never import numba.
+numba compiles the generated kernels (:mod:`.numba_kernels`), but importing
+numba and readying its dispatchers costs more than half a second at every
+start, longer than a scan of hundreds of MiB takes.  So, once the kernels are
+compiled, their machine code is also written out as a small shared library in
+the kernel cache (:mod:`.cache`): numba's own compiled functions, linked with
+entry points that take plain pointers, sizes and strides.  Later runs load
+that library with ctypes in about a millisecond and never import numba.
 
 It is the same code numba runs, not a second implementation: the entry
 points build numba's array structures from their arguments and call the
@@ -15,14 +15,27 @@ points do not take (another dtype, a non-contiguous input) go to the numba
 kernels instead, so every call gives what the numba kernels give.  A ctypes
 call releases the GIL, as ``nogil`` kernels do.
 
+A library is *sealed* when it is built: the SHA-256 of its bytes is appended
+to the file (after the ELF's last section, where the loader never looks) and
+the whole is moved into place with one atomic rename, so the library and its
+digest can never disagree by a race between two writers.  Before ``dlopen``
+the file is opened once, its owner and mode checked, its bytes hashed and
+compared with the seal, and that very open file is what is loaded
+(``/proc/self/fd``): a library cut short (power loss, a partial copy of a
+shared cache) or replaced by another file is refused as :class:`Damaged`
+before it is mapped, so it can never kill the process with SIGBUS.
+
 Linking needs a C compiler driver (``cc``); without one, or when anything in
-the build fails, the reason is recorded in the cache and the numba kernels
-are used as before.
+the build fails, the reason is recorded beside the library (a ``.failed``
+marker, which expires after a day or when the compiler, numba or llvmlite
+changes) and the numba kernels are used meanwhile.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import os
 import platform
 import shutil
@@ -30,12 +43,17 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
 from collections.abc import Callable
 
 import numpy as np
 
-#: bumped whenever the entry points' C signatures change, so an older library is never loaded
-ABI = 1
+from ...errors import KforensicsError
+from .kernel_set import Kernels
+
+#: bumped whenever the entry points' C signatures or the library's file format change, so an older library is never
+#: loaded (2: sealed with its SHA-256)
+ABI = 2
 
 # argument kinds of the entry points: how a Python argument becomes C arguments
 BYTES = "bytes"  # a uint8 buffer read by the kernel: pointer, length (made contiguous if it is not: the kernels
@@ -63,21 +81,54 @@ _CRC_POINTERS = ("kforensics_crc32c_ptr", "kforensics_crc32_ptr")
 
 def library_name(kernel_digest: str) -> str:
     """File name of the library for these kernels on this platform, numba and llvmlite."""
-    import hashlib
+    key = f"{kernel_digest}/{ABI}/{sys.platform}/{platform.machine()}/{_tools()}"
+    return f"_kf_native_{hashlib.sha256(key.encode()).hexdigest()[:16]}.so"
+
+
+def _tools() -> str:
+    """The numba and llvmlite versions the library is built with (a library is only loaded by the same)."""
     from importlib.metadata import version
 
     try:
-        tools = f"{version('numba')}/{version('llvmlite')}"
+        return f"{version('numba')}/{version('llvmlite')}"
     except Exception:  # metadata missing: a key that never matches a later build
-        tools = "unknown"
-    key = f"{kernel_digest}/{ABI}/{sys.platform}/{platform.machine()}/{tools}"
-    return f"_kf_native_{hashlib.sha256(key.encode()).hexdigest()[:16]}.so"
+        return "unknown"
+
+
+# ---------------------------------------------------------------- the seal
+
+#: what precedes the digest at the end of a sealed library
+SEAL = b"\0kforensics-native-sha256\0"
+_SEAL_LEN = len(SEAL) + 32
+#: a library is a few hundred KiB; anything far larger is not one of ours (and is not read whole)
+_MAX_LIBRARY = 64 << 20
+
+
+def seal(library: bytes) -> bytes:
+    """The library's bytes followed by the seal: a marker and their SHA-256."""
+    return library + SEAL + hashlib.sha256(library).digest()
+
+
+def unsealed(data: bytes) -> str | None:
+    """Why ``data`` is not a whole sealed library, or None when its digest matches."""
+    if len(data) < _SEAL_LEN or data[-_SEAL_LEN:-32] != SEAL:
+        return f"no SHA-256 seal at its end ({len(data)} bytes: cut short, or another file)"
+    if hashlib.sha256(data[:-_SEAL_LEN]).digest() != data[-32:]:
+        return "its SHA-256 does not match the one recorded when it was built"
+    return None
+
+
+class Damaged(KforensicsError):
+    """A library at the expected path that must not be loaded: cut, replaced, or not a library of ours.
+
+    Never leaves the kernels package: the library is rebuilt, or numba's kernels are used.
+    """
 
 
 # ---------------------------------------------------------------- loading
 
 
-def _owned(path: str, st: os.stat_result) -> bool:
+def _trusted(path: str, st: os.stat_result) -> bool:
     # a library runs as our code: only one that we own, in a directory only we can write to
     try:
         dst = os.stat(os.path.dirname(path))
@@ -87,29 +138,48 @@ def _owned(path: str, st: os.stat_result) -> bool:
     return st.st_uid == uid and dst.st_uid == uid and not (dst.st_mode & 0o022) and not (st.st_mode & 0o022)
 
 
-def load(path: str, record_columns: tuple[str, ...], crcs: tuple, fallback: Callable):
-    """The kernels in the library at ``path`` (a ``Kernels``), or None when it is absent or not ours.
+def load(path: str, record_columns: tuple[str, ...], crcs: tuple, fallback: Callable) -> Kernels | None:
+    """The kernels in the library at ``path``, or None when there is none or it is not ours to load.
 
-    ``crcs`` are the ctypes CRC-32C and CRC-32 functions the kernels call
-    (None for one the kernels were generated without); ``fallback`` returns
-    the numba kernels, for arguments the entry points do not take.
+    Raises :class:`Damaged` when a file is there but is not a whole library
+    of these kernels (checked before it is mapped).  ``crcs`` are the ctypes
+    CRC-32C and CRC-32 functions the kernels call (None for one the kernels
+    were generated without); ``fallback`` returns the numba kernels, for
+    arguments the entry points do not take.
     """
     try:
-        st = os.stat(path)
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
         return None
-    if not _owned(path, st):
-        return None
+    except OSError as e:
+        if os.path.islink(path):
+            return None  # never followed: a link may point anywhere
+        raise Damaged(f"it cannot be opened ({e.strerror or e})") from None
     try:
-        lib = ctypes.CDLL(path)
-    except OSError:
-        return None
-    return _bind(lib, record_columns, crcs, fallback)
+        st = os.fstat(fd)
+        if not _trusted(path, st):
+            return None
+        if st.st_size > _MAX_LIBRARY:
+            raise Damaged(f"it is {st.st_size} bytes, not a kernel library")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            problem = unsealed(fh.read(_MAX_LIBRARY + 1))
+        if problem is not None:
+            raise Damaged(problem)
+        # the very file just checked is what is mapped, whatever is renamed onto the path meanwhile
+        proc = f"/proc/self/fd/{fd}"
+        try:
+            lib = ctypes.CDLL(proc if os.path.exists(proc) else path)
+        except OSError as e:
+            raise Damaged(f"it does not load ({e})") from None
+    finally:
+        os.close(fd)
+    try:
+        return _bind(lib, path, record_columns, crcs, fallback)
+    except (AttributeError, ValueError) as e:  # a symbol missing: not a library of these kernels
+        raise Damaged(f"it lacks an entry point of these kernels ({e})") from None
 
 
-def _bind(lib, record_columns, crcs, fallback):
-    from .kernels import Kernels
-
+def _bind(lib, path, record_columns, crcs, fallback) -> Kernels:
     for name, fn in zip(_CRC_POINTERS, crcs):
         if fn is not None:
             ctypes.c_void_p.in_dll(lib, name).value = ctypes.cast(fn, ctypes.c_void_p).value
@@ -121,7 +191,7 @@ def _bind(lib, record_columns, crcs, fallback):
         calls[attr] = _EntryPoint(fn, kinds, nres, attr, fallback)
     k = Kernels(calls["walk"], calls["resync"], calls["decode_records"], calls["decode_records_many"],
                 record_columns)
-    k.native = lib._name
+    k.native = path
     return k
 
 
@@ -217,7 +287,7 @@ def compiler() -> list[str] | None:
 
 
 def build(jit, path: str) -> None:
-    """Write the library for the numba kernels ``jit`` (a ``Kernels``) to ``path``; raises on any failure.
+    """Write the sealed library for the numba kernels ``jit`` (a ``Kernels``) to ``path``; raises on any failure.
 
     The object code is generated for the architecture's baseline CPU (the
     library may be read by another machine sharing the cache) and
@@ -268,8 +338,15 @@ def build(jit, path: str) -> None:
         done = subprocess.run([*cc, "-shared", "-o", so, o], capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"linking the native kernels failed: {done.stderr.strip()[-500:]}")
-        os.chmod(so, 0o644)
-        os.replace(so, path)  # atomic: a concurrent run loads the old file or the whole new one
+        with open(so, "rb") as fh:
+            library = fh.read()
+        sealed = os.path.join(tmp, "kernels.sealed")
+        with open(sealed, "wb") as fh:
+            fh.write(seal(library))
+            fh.flush()
+            os.fsync(fh.fileno())  # whole on disk before the rename makes it visible
+        os.chmod(sealed, 0o644)
+        os.replace(sealed, path)  # atomic: a concurrent run loads the old file or the whole new one
 
 
 def _numba_type(types, kind):
@@ -332,3 +409,63 @@ def _crc_shims(module, i32, i64) -> None:
         fn = ir.Function(module, fty, sym)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         b.ret(b.call(b.load(slot), fn.args))
+
+
+# ---------------------------------------------------------------- a build that failed
+
+#: how long a recorded build failure stops the next starts from trying again (a full disk, a missing compiler: both
+#: may be fixed without anything else changing)
+FAILURE_EXPIRES_SECONDS = 24 * 3600
+
+
+def _toolchain() -> str:
+    """What a build depends on besides the source: the compiler driver (path, size, time) and numba/llvmlite."""
+    cc = compiler()
+    where = shutil.which(cc[0]) if cc else None
+    try:
+        st = os.stat(where) if where else None
+    except OSError:
+        st = None
+    driver = f"{where}:{st.st_size}:{int(st.st_mtime)}" if st else "none"
+    return f"{' '.join(cc or [])}|{driver}|{_tools()}"
+
+
+def record_failure(path: str, error: BaseException) -> None:
+    """Remember beside the library why building it failed (best effort: a full disk may refuse this too)."""
+    note = {"error": f"{type(error).__name__}: {error}", "toolchain": _toolchain(), "time": time.time()}
+    try:
+        tmp = f"{path}.failed.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(json.dumps(note) + "\n")
+        os.replace(tmp, path + ".failed")
+    except OSError:
+        pass
+
+
+def failure_stands(path: str) -> bool:
+    """True when a build of ``path`` failed less than a day ago with the same compiler, numba and llvmlite.
+
+    An older failure, one under another toolchain, or a marker that does not
+    parse has expired: it is removed and the build is tried again.
+    """
+    marker = path + ".failed"
+    try:
+        with open(marker) as fh:
+            note = json.loads(fh.read(4096))
+        fresh = (isinstance(note, dict) and note.get("toolchain") == _toolchain()
+                 and 0 <= time.time() - float(note.get("time", 0)) < FAILURE_EXPIRES_SECONDS)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError, TypeError):
+        fresh = False
+    if not fresh:
+        clear_failure(path)
+    return fresh
+
+
+def clear_failure(path: str) -> None:
+    """Forget a recorded failure to build ``path``."""
+    try:
+        os.unlink(path + ".failed")
+    except OSError:
+        pass
