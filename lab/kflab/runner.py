@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import cluster as cl
 from .incidents import INCIDENTS, topics_for
-from .observe import observe
+from .observe import elections, observe
 from .predict import predict
 from .procs import wait_for
 from .workload import Workload
@@ -77,6 +77,7 @@ def stage(run_dir: Path, version: str, scenario: str, seed: int) -> dict:
         story["acks"] = w.log.to_json()
     finally:
         story["evidence"] = str(freeze_evidence(c, run_dir))
+        story["elections"] = elections(c)
         story["stage_seconds"] = round(time.monotonic() - t0, 1)
     return story
 

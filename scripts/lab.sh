@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The Kafka lab: a campaign of randomized, seeded incidents on real Kafka clusters (not run in CI).
+#
+#   scripts/lab.sh --count 300 --seed 1                       # newest 4.x
+#   scripts/lab.sh --count 60 --seed 2 --versions 4.4.0,3.9.1 # several versions, round-robin
+#   scripts/lab.sh run torn-tail --seed 5                      # one incident
+#   scripts/lab.sh recompare lab/runs/campaign/*/              # kforensics again on kept evidence
+#   scripts/lab.sh summary lab/runs/campaign                   # summary.md / summary.json
+#
+# Needs Java 17, Maven (jars cached in ~/.m2 and lab/.cache) and confluent-kafka in .venv.
+# KFLAB_KFORENSICS_REV=<commit> predicts with kforensics as committed there (default: the working tree).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+py="$root/.venv/bin/python"
+[ -x "$py" ] || py="$(command -v python3)"
+"$py" -c 'import confluent_kafka' 2>/dev/null || "$py" -m pip install -q confluent-kafka
+cd "$root/lab"
+case "${1:-}" in
+  run|recompare|summary|campaign) exec "$py" -m kflab "$@" ;;
+  *) exec "$py" -m kflab campaign "$@" ;;
+esac
