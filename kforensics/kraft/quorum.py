@@ -1,0 +1,157 @@
+"""Several copies of the KRaft metadata log resolved as Raft resolves them, and what each copy lacks.
+
+The metadata log is replicated by Raft (``KafkaRaftClient``), not by the
+ISR protocol: every batch carries the Raft epoch of the leader that wrote
+it, and two copies holding a batch of the same epoch at the same offset hold
+the same records up to there (Raft's log matching).  So:
+
+* **the reference lineage** is the copy with the greatest (last epoch, log
+  end): a leader is only elected with a log at least as up to date as a
+  majority's (``LeaderState``/``CandidateState`` vote checks), and the
+  leader's log is what every follower ends up with;
+* **a copy diverges** where its epoch at an offset differs from the
+  reference's; a follower that finds such a divergence truncates to the
+  end offset of the last epoch both share (the diverging-epoch handling of a
+  fetch response in ``KafkaRaftClient.handleFetchResponse``, which calls
+  ``ReplicatedLog.truncateToEndOffset``, at 3.9.0; KIP-595): the
+  copy's tail from there was written by a deposed leader and never
+  committed, so it is never replayed;
+* **the committed prefix** is bounded below by the snapshots (a KRaft
+  snapshot is only taken at a committed offset) and by what a majority of
+  the voters hold in the reference lineage; voters come from ``VotersRecord``
+  (KIP-853) or the static voter set of ``quorum-state`` (data version 0);
+* **a copy is incomplete** when a witness on disk shows it held more than its
+  segments now do: its own leader-epoch checkpoint names an epoch starting at
+  or after its log end (an entry is written when a batch of that epoch is
+  appended), or one of its snapshots ends after its log end.
+
+Memory is the epoch transitions of each copy, not its records.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LogCopy:
+    """One node's copy of the metadata log, reduced to what Raft compares."""
+
+    label: str  # the metadata dir it was read from
+    epochs: tuple[tuple[int, int], ...]  # (Raft epoch, first offset) at each change of epoch, in offset order
+    end_offset: int  # the offset after its last batch (its log end)
+    node_id: int | None = None
+    checkpoint: tuple[tuple[int, int], ...] = ()  # its leader-epoch-checkpoint entries (epoch, start offset)
+    snapshot_ends: tuple[int, ...] = ()  # end offsets of its snapshots
+    quorum_epoch: int | None = None  # leaderEpoch of its quorum-state
+    voters: tuple[int, ...] | None = None  # static voters of its quorum-state (data version 0)
+
+    @property
+    def last_epoch(self) -> int:
+        return self.epochs[-1][0] if self.epochs else -1
+
+    def epoch_at(self, offset: int) -> int | None:
+        """The Raft epoch of the batch holding ``offset`` (None beyond the log end or before its first batch)."""
+        if offset >= self.end_offset or not self.epochs or offset < self.epochs[0][1]:
+            return None
+        i = bisect_right([s for _, s in self.epochs], offset) - 1
+        return self.epochs[i][0]
+
+
+@dataclass(frozen=True)
+class CopyView:
+    """What Raft makes of one copy."""
+
+    label: str
+    node_id: int | None
+    log_end: int
+    last_epoch: int
+    valid_end: int  # where its agreement with the reference lineage ends (== log_end when it never diverged)
+    deposed: tuple[int, int] | None  # [first, end) of the tail a deposed leader wrote: truncated, never replayed
+    missing: tuple[str, ...] = ()  # the witnesses that show it lost its tail
+
+
+@dataclass(frozen=True)
+class QuorumView:
+    """Every copy, the reference lineage and the committed bound."""
+
+    copies: tuple[CopyView, ...]
+    reference: str | None  # the copy whose lineage is the cluster's (the most complete committed metadata)
+    committed_end: int  # offsets below are committed (a lower bound)
+    committed_by: str  # "snapshot", "majority of voters [..]", or "unknown"
+    voters: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def _divergence(copy: LogCopy, ref: LogCopy) -> int:
+    """The first offset where ``copy`` no longer matches ``ref`` (its log end when it matches throughout).
+
+    Raft's truncation: the end offset, in the reference, of the last epoch the
+    copy holds that the reference also holds at those offsets.
+    """
+    end = copy.end_offset
+    # below the reference's first batch (its older segments deleted after a snapshot) nothing can be compared
+    ref_first = ref.epochs[0][1] if ref.epochs else ref.end_offset
+    for i, (epoch, start) in enumerate(copy.epochs):
+        stop = copy.epochs[i + 1][1] if i + 1 < len(copy.epochs) else end
+        lo = max(start, ref_first)
+        if lo >= stop:
+            continue
+        if ref.epoch_at(lo) != epoch:
+            return lo
+        ref_end = _epoch_end(ref, epoch)
+        if ref_end < stop:
+            return ref_end
+    return end
+
+
+def _epoch_end(log: LogCopy, epoch: int) -> int:
+    """The offset after the last batch of ``epoch`` in ``log``."""
+    for i, (e, _start) in enumerate(log.epochs):
+        if e == epoch:
+            return log.epochs[i + 1][1] if i + 1 < len(log.epochs) else log.end_offset
+    return -1
+
+
+def _missing(copy: LogCopy) -> tuple[str, ...]:
+    out = [f"its leader-epoch-checkpoint starts epoch {e} at offset {s}, at or after its log end {copy.end_offset}"
+           for e, s in copy.checkpoint if s >= copy.end_offset and s > 0]
+    out += [f"its snapshot ends at offset {x}, after its log end {copy.end_offset}"
+            for x in copy.snapshot_ends if x > copy.end_offset]
+    return tuple(out)
+
+
+def resolve(copies: Sequence[LogCopy], voters: Sequence[int] | None = None) -> QuorumView:
+    """Resolve the copies as Raft would; ``voters`` (from ``VotersRecord``) overrides quorum-state's."""
+    if not copies:
+        return QuorumView((), None, 0, "unknown")
+    ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
+    views = []
+    for c in copies:
+        valid = _divergence(c, ref) if c is not ref else c.end_offset
+        deposed = (valid, c.end_offset) if valid < c.end_offset else None
+        views.append(CopyView(c.label, c.node_id, c.end_offset, c.last_epoch, valid, deposed, _missing(c)))
+    voter_set = tuple(voters) if voters else next((c.voters for c in copies if c.voters), None)
+    committed, how = _committed(copies, views, voter_set)
+    return QuorumView(tuple(views), ref.label, committed, how, voter_set)
+
+
+def _committed(copies: Sequence[LogCopy], views: Sequence[CopyView],
+               voters: tuple[int, ...] | None) -> tuple[int, str]:
+    """A lower bound of the committed prefix: the highest snapshot, or what a majority of voters hold."""
+    snap = max((x for c in copies for x in c.snapshot_ends), default=0)
+    majority = 0
+    how_majority = ""
+    if voters:
+        held = sorted((v.valid_end for v in views if v.node_id in voters), reverse=True)
+        need = len(voters) // 2 + 1
+        if len(held) >= need:
+            majority = held[need - 1]
+            how_majority = f"majority of voters {list(voters)}"
+    if majority > snap:
+        return majority, how_majority
+    if snap:
+        return snap, "snapshot"
+    return 0, "unknown"
