@@ -4,6 +4,7 @@
     python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--out DIR]
     python -m kflab recompare RUN_DIR...      # predictions and checks again on kept evidence (no Kafka)
     python -m kflab summary OUT_DIR           # summary.json/.md from the result.json files under OUT_DIR
+    python -m kflab export RUN_DIR DEST       # a compared run as a fixture set (fixtures/lab/<name>)
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ def _summary(args) -> int:
     return 0
 
 
+def _export(args) -> int:
+    from .fixtures import export
+    sizes = export(Path(args.run_dir), Path(args.dest))
+    print(f"{args.dest}: {sum(sizes.values())} bytes in {len(sizes)} files")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="kflab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -97,10 +105,13 @@ def main(argv=None) -> int:
     rc.add_argument("run_dirs", nargs="+")
     sm = sub.add_parser("summary")
     sm.add_argument("out_dir")
+    ex = sub.add_parser("export")
+    ex.add_argument("run_dir")
+    ex.add_argument("dest")
     args = ap.parse_args(argv)
     install_handlers()
     try:
-        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary}[args.cmd](args)
+        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary, "export": _export}[args.cmd](args)
     finally:
         kill_all()
 
