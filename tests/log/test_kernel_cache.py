@@ -158,6 +158,24 @@ def test_a_squatted_temporary_fallback_is_passed_over_for_a_fresh_private_one(pr
     assert len(kernel_warnings(caplog)) == 1
 
 
+def test_a_numba_cache_folder_others_can_write_to_is_not_used_nor_changed(private_dirs, caplog):
+    from kforensics.log.kernels import numba_kernels
+
+    root = private_dirs / "cache"
+    (root / "__pycache__").mkdir(parents=True)
+    os.chmod(root, 0o700)
+    os.chmod(root / "__pycache__", 0o775)  # numba made it under a umask of 002
+    with caplog.at_level(logging.WARNING):
+        assert numba_kernels._private_pycache(str(root)) is False
+    assert stat.S_IMODE(os.stat(root / "__pycache__").st_mode) == 0o775
+    (line,) = kernel_warnings(caplog)
+    assert "compiled in memory" in line
+    fresh = private_dirs / "fresh"
+    fresh.mkdir(mode=0o700)
+    assert numba_kernels._private_pycache(str(fresh)) is True
+    assert stat.S_IMODE(os.stat(fresh / "__pycache__").st_mode) == 0o700
+
+
 # ---------------------------------------------------------------- a recorded build failure expires
 
 

@@ -52,7 +52,8 @@ def check_cache_location(inputs: Iterable[str | os.PathLike]) -> None:
     global _KERNELS, _JIT
     cache.avoid(inputs)
     with _LOCK:
-        if (_KERNELS is not None or _JIT is not None) and cache.root() != _ROOT:
+        root = cache.root()  # chosen now, so a warning comes before the command's output
+        if (_KERNELS is not None or _JIT is not None) and root != _ROOT:
             _KERNELS = _JIT = None
 
 

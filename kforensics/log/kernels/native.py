@@ -165,18 +165,32 @@ def load(path: str, record_columns: tuple[str, ...], crcs: tuple, fallback: Call
             problem = unsealed(fh.read(_MAX_LIBRARY + 1))
         if problem is not None:
             raise Damaged(problem)
-        # the very file just checked is what is mapped, whatever is renamed onto the path meanwhile
-        proc = f"/proc/self/fd/{fd}"
-        try:
-            lib = ctypes.CDLL(proc if os.path.exists(proc) else path)
-        except OSError as e:
-            raise Damaged(f"it does not load ({e})") from None
+        lib = _dlopen(fd, path)
     finally:
-        os.close(fd)
+        if fd not in _MAPPED:
+            os.close(fd)
     try:
         return _bind(lib, path, record_columns, crcs, fallback)
     except (AttributeError, ValueError) as e:  # a symbol missing: not a library of these kernels
         raise Damaged(f"it lacks an entry point of these kernels ({e})") from None
+
+
+#: descriptors of the libraries loaded through ``/proc/self/fd``, kept open for the life of the process: the loader
+#: knows a library by the name it was opened with, so that name must never come to mean another file
+_MAPPED: set[int] = set()
+
+
+def _dlopen(fd: int, path: str):
+    """Load the library open at ``fd`` (the very file just checked, whatever is renamed onto ``path`` meanwhile)."""
+    proc = f"/proc/self/fd/{fd}"
+    try:
+        if os.path.exists(proc):
+            lib = ctypes.CDLL(proc)
+            _MAPPED.add(fd)
+            return lib
+        return ctypes.CDLL(path)
+    except OSError as e:
+        raise Damaged(f"it does not load ({e})") from None
 
 
 def _bind(lib, path, record_columns, crcs, fallback) -> Kernels:

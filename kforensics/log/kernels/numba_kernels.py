@@ -24,6 +24,7 @@ import hashlib
 import io
 import os
 import pickletools
+import stat
 import sys
 import types as pytypes
 
@@ -43,7 +44,7 @@ def compile_source(src: str, rec_cols: tuple[str, ...], root: str | None) -> Ker
     """Compile the generated kernels with numba, caching them on disk in ``root`` (in memory when None)."""
     name = f"_kf_kernels_{digest(src)}"
     path = None
-    if root is not None and cache.numba_cache_dir_allowed():
+    if root is not None and cache.numba_cache_dir_allowed() and _private_pycache(root):
         path = _source_file(root, name, src)
         if path is not None:
             _heal_numba_cache(root, name)
@@ -56,6 +57,27 @@ def compile_source(src: str, rec_cols: tuple[str, ...], root: str | None) -> Ker
                    "the kernels are compiled in memory for this run")
         _remove_numba_cache(root, name)
         return _compile(src, rec_cols, name, None)
+
+
+def _private_pycache(root: str) -> bool:
+    """True when numba's cache folder in ``root`` is (or is now created as) a directory only we can write to.
+
+    numba would create it with the process's umask, perhaps group-writable,
+    and what it loads from there runs as our code; one that others can write
+    to is not used (nor changed): the kernels compile in memory.
+    """
+    folder = os.path.join(root, "__pycache__")
+    try:
+        if not os.path.lexists(folder):
+            os.makedirs(folder, mode=0o700, exist_ok=True)  # another process may create it first
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+        return True
+    cache.warn(f"numba's kernel cache {folder} is not a directory only we can write to "
+               f"(mode {stat.S_IMODE(st.st_mode):o}): not used, nor changed; the kernels are compiled in memory")
+    return False
 
 
 def _source_file(root: str, name: str, src: str) -> str | None:
