@@ -110,17 +110,26 @@ def spawn(name: str, argv: list[str], log_path: str, max_life_s: int, env: dict 
           cwd: str | None = None) -> Proc:
     """Start argv in a new session (own process group), stdout+stderr to log_path, killed after max_life_s."""
     install_handlers()
-    full = ["timeout", "--signal=KILL", str(int(max_life_s))] + argv
+    # the wrapper gets SIGTERM if the harness dies (PDEATHSIG), forwards it to the JVM (Kafka shuts down) and
+    # SIGKILLs it 15 s later; on its own it SIGKILLs the JVM after max_life_s
+    full = ["timeout", "--kill-after=15", "--signal=KILL", str(int(max_life_s))] + argv
     out = open(log_path, "ab")
     try:
         popen = subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, env=env, cwd=cwd)
+                                 start_new_session=True, env=env, cwd=cwd, preexec_fn=_die_with_parent)
     finally:
         out.close()
     p = Proc(name, popen, log_path)
     with _LOCK:
         _LIVE[p.pid] = p
     return p
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it when the harness process dies, however it dies."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
 
 
 def free_ports(n: int) -> list[int]:
