@@ -7,7 +7,6 @@ mode, freezing two brokers would freeze two of three voters and no ISR would eve
 from __future__ import annotations
 
 import base64
-import os
 import shutil
 import subprocess
 import time
@@ -188,7 +187,8 @@ def template(version: str, timeout_s: int = 240) -> Path:
         conf = c.conf_dir / f"{node_name(node)}.properties"
         argv = ["timeout", "--signal=KILL", str(timeout_s)] + c.java_argv(
             "kafka.tools.StorageTool", ["format", "-t", cid, "-c", str(conf), "--ignore-formatted"])
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 10, start_new_session=True)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 10, start_new_session=True,
+                              check=False)
 
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(fmt, (CONTROLLER,) + BROKERS))

@@ -11,7 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .cluster import BROKERS, CONTROLLER, Cluster, copy_tree
+from .cluster import BROKERS, Cluster, copy_tree
 from .procs import Timeout
 from .segments import read_segment
 from .workload import TopicSpec, Workload
@@ -79,7 +79,7 @@ def _cut_tail(pdir: Path, rng: random.Random) -> dict | None:
     if not segs:
         return None
     seg = segs[-1]
-    batches, valid = read_segment(seg)
+    batches, _ = read_segment(seg)
     if not batches:
         return None
     last = batches[-1]
@@ -147,7 +147,7 @@ def crc_flip(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
     victim = rng.choice(BROKERS)
     c.kill9(victim)
     pdir = c.data_dir(victim) / "orders-0"
-    seg = sorted(pdir.glob("*.log"))[-1]
+    seg = max(pdir.glob("*.log"))
     batches, _ = read_segment(seg)
     if batches:
         b = rng.choice(batches)

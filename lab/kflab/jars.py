@@ -57,7 +57,8 @@ def ensure_jars(version: str, timeout_s: int = 600) -> Path:
     errors = []
     for extra in (["-o"], []):
         try:
-            r = subprocess.run(argv[:1] + extra + argv[1:], capture_output=True, text=True, timeout=timeout_s, env=env)
+            r = subprocess.run(argv[:1] + extra + argv[1:], capture_output=True, text=True, timeout=timeout_s, env=env,
+                               check=False)
         except subprocess.TimeoutExpired:
             errors.append("maven timed out")
             continue

@@ -46,7 +46,7 @@ def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60) -> li
         c.start(b)
         t = time.monotonic()
         try:
-            wait_for(f"broker {b} unfenced", lambda: _unfenced(c, b) or (not c.alive(b) and _raise(b)), per_broker_s)
+            wait_for(f"broker {b} unfenced", lambda b=b: _unfenced(c, b) or (not c.alive(b) and _raise(b)), per_broker_s)
             done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
         except Timeout:
             done.append({"broker": b, "unfenced_after_s": None})
@@ -80,10 +80,10 @@ def observe(run_dir: Path, version: str, topics: list[str], order: list[int] | N
             out["converged"] = True
         except Timeout as e:
             out["timeout"] = str(e)
-            states = {t: _try(lambda: w.state(t)) for t in topics + INTERNAL}
+            states = {t: _try(lambda t=t: w.state(t)) for t in topics + INTERNAL}
         out["seconds_to_converge"] = round(time.monotonic() - t0, 1)
         out["states"] = states
-        out["epochs"] = {t: _try(lambda: w.leader_epochs(t, sorted(states[t]))) for t in topics
+        out["epochs"] = {t: _try(lambda t=t: w.leader_epochs(t, sorted(states[t]))) for t in topics
                          if isinstance(states.get(t), dict) and "error" not in states[t]}
         out["alive_before_stop"] = {n: c.alive(n) for n in (CONTROLLER,) + BROKERS}
     finally:

@@ -50,7 +50,7 @@ def kforensics_argv() -> list[str]:
 def _run(argv: list[str], out: Path, timeout_s: int) -> dict:
     """Run one kforensics command; keep its JSON (exit 0 or 1 are answers; 2 and 3 are errors)."""
     try:
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         return {"argv": argv, "error": f"timed out after {timeout_s}s"}
     rec = {"argv": argv, "exit": r.returncode}

@@ -13,10 +13,10 @@ import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-_LIVE: dict[int, "Proc"] = {}
+_LIVE: dict[int, Proc] = {}
 _LOCK = threading.Lock()
 _HANDLERS_SET = False
 
@@ -113,12 +113,10 @@ def spawn(name: str, argv: list[str], log_path: str, max_life_s: int, env: dict 
     # the wrapper gets SIGTERM if the harness dies (PDEATHSIG), forwards it to the JVM (Kafka shuts down) and
     # SIGKILLs it 15 s later; on its own it SIGKILLs the JVM after max_life_s
     full = ["timeout", "--kill-after=15", "--signal=KILL", str(int(max_life_s))] + argv
-    out = open(log_path, "ab")
-    try:
+    with open(log_path, "ab") as out:
+        # preexec_fn only calls prctl (async-signal-safe); the lab spawns from one thread at a time
         popen = subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, env=env, cwd=cwd, preexec_fn=_die_with_parent)
-    finally:
-        out.close()
+                                 start_new_session=True, env=env, cwd=cwd, preexec_fn=_die_with_parent)  # noqa: PLW1509
     p = Proc(name, popen, log_path)
     with _LOCK:
         _LIVE[p.pid] = p

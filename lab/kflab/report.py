@@ -24,8 +24,8 @@ def run_markdown(result: dict) -> str:
                                             for s in story["steps"]]
     out = result.get("outcome") or {}
     if out:
-        lines += ["", f"restart: converged={out.get('converged')} in {out.get('seconds_to_converge')} s, "
-                      f"clean stop {out.get('clean_stop')}"]
+        lines += ["", (f"restart: converged={out.get('converged')} in {out.get('seconds_to_converge')} s, "
+                       f"order {out.get('order')}, clean stop {out.get('clean_stop')}")]
     checks = (result.get("comparison") or {}).get("checks") or []
     if checks:
         n_ok = sum(c["agree"] for c in checks)
@@ -57,7 +57,8 @@ def summarize(results: list[dict]) -> dict:
                 table[key][1] += 1
             if not c["agree"]:
                 disagreements.append({"run": Path(r["run_dir"]).name, **c})
-    rate = lambda a: {"agree": a[0], "checks": a[1], "rate": round(a[0] / a[1], 3) if a[1] else None}  # noqa: E731
+    def rate(a):
+        return {"agree": a[0], "checks": a[1], "rate": round(a[0] / a[1], 3) if a[1] else None}
     return {"runs": len(results), "status": dict(status),
             "per_version_check": {" ".join(k): rate(v) for k, v in sorted(per.items())},
             "per_version_scenario_check": {" ".join(k): rate(v) for k, v in sorted(per_scn.items())},

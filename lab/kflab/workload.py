@@ -176,4 +176,4 @@ class Workload:
         self._producers.clear()
 
 
-__all__ = ["Workload", "TopicSpec", "AckLog", "Timeout"]
+__all__ = ["AckLog", "Timeout", "TopicSpec", "Workload"]

@@ -14,7 +14,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-
 from kflab.fixtures import recheck
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lab"

@@ -9,7 +9,6 @@ Set KFLAB_KEEP=DIR to keep the runs.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -18,8 +17,8 @@ import pytest
 
 pytest.importorskip("confluent_kafka", reason="confluent-kafka (PyPI) is needed for the live lab")
 
-from kflab import jars, procs  # noqa: E402
-from kflab.predict import load  # noqa: E402
+from kflab import jars, procs
+from kflab.predict import load
 
 SCENARIOS = ["leader-crash", "unclean-election", "torn-tail"]
 SEED = 11
@@ -99,7 +98,7 @@ def test_clean_election_loses_no_acknowledged_record(runs):
 def test_unclean_election_is_reported(runs):
     r = runs["unclean-election"]
     replay = load(r["predictions"]["replay"])
-    part = [p for p in replay["partitions"] if p["topic"] == "events" and p["partition"] == 0][0]
+    part = next(p for p in replay["partitions"] if p["topic"] == "events" and p["partition"] == 0)
     kafka_says = [e for e in r["story"].get("elections", []) if e["unclean"] and e["partition"] == "events-0"]
     assert kafka_says, "the staging did not make Kafka's controller log an unclean election of events-0"
     codes = {v["code"] for rep in part["replicas"] for v in rep["verdicts"]}
