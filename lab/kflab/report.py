@@ -6,6 +6,8 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+DATA_CHECKS = ("truncation_point", "lost_ids_replica", "lost_ids_all", "fork_offsets")
+
 
 def _fmt(v) -> str:
     s = json.dumps(v, default=str) if not isinstance(v, str) else v
@@ -47,11 +49,18 @@ def summarize(results: list[dict]) -> dict:
     """Agreement per version and check, runs per status, and every disagreement with both values."""
     per = defaultdict(lambda: [0, 0])
     per_scn = defaultdict(lambda: [0, 0])
+    split = defaultdict(lambda: [0, 0])  # data checks split by whether kforensics named Kafka's leader
     status = defaultdict(int)
     disagreements = []
     for r in results:
         status[f"{r['version']} {r.get('status')}"] += 1
-        for c in (r.get("comparison") or {}).get("checks") or []:
+        checks = (r.get("comparison") or {}).get("checks") or []
+        leader_ok = {(c["topic"], c["partition"]): c["agree"] for c in checks if c["check"] == "leader"}
+        for c in checks:
+            if c["check"] in DATA_CHECKS and (c["topic"], c["partition"]) in leader_ok:
+                given = "same leader" if leader_ok[(c["topic"], c["partition"])] else "other leader"
+                split[(r["version"], c["check"], given)][0] += c["agree"]
+                split[(r["version"], c["check"], given)][1] += 1
             for key, table in (((r["version"], c["check"]), per), ((r["version"], r["scenario"], c["check"]), per_scn)):
                 table[key][0] += c["agree"]
                 table[key][1] += 1
@@ -61,6 +70,7 @@ def summarize(results: list[dict]) -> dict:
         return {"agree": a[0], "checks": a[1], "rate": round(a[0] / a[1], 3) if a[1] else None}
     return {"runs": len(results), "status": dict(status),
             "per_version_check": {" ".join(k): rate(v) for k, v in sorted(per.items())},
+            "data_checks_by_leader": {" ".join(k): rate(v) for k, v in sorted(split.items())},
             "per_version_scenario_check": {" ".join(k): rate(v) for k, v in sorted(per_scn.items())},
             "disagreements": disagreements}
 
@@ -69,6 +79,9 @@ def summary_markdown(s: dict) -> str:
     lines = ["# Lab campaign summary", "", f"runs: {s['runs']}; " + ", ".join(f"{k}: {v}" for k, v in s["status"].items()),
              "", "## Agreement per version and check", "", "| version check | agree | checks | rate |", "|---|---|---|---|"]
     lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_check"].items()]
+    lines += ["", "## Data checks, by whether kforensics named the leader Kafka elected", "",
+              "| version check leader | agree | checks | rate |", "|---|---|---|---|"]
+    lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["data_checks_by_leader"].items()]
     lines += ["", "## Per scenario", "", "| version scenario check | agree | checks | rate |", "|---|---|---|---|"]
     lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_scenario_check"].items()]
     lines += ["", f"## Disagreements ({len(s['disagreements'])})", "",
