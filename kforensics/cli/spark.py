@@ -1,14 +1,16 @@
-"""``kforensics spark``: scan and replay many archived broker snapshots on Spark."""
+"""``kforensics spark``: scan and replay many archived broker snapshots on Spark.
+
+The one front end of the Spark job: ``spark-submit`` runs this command too
+(:mod:`kforensics.spark.submit`), so options, refusals and exit codes are the
+same however the job is started.
+"""
 
 from __future__ import annotations
 
-import json
 import sys
-
 import click
 
-from .common import parse_fail_on, printable
-from .scan import _kafka_version
+from .options import fail_on_option, format_option, kafka_version_option, metadata_option
 
 
 @click.command()
@@ -16,31 +18,32 @@ from .scan import _kafka_version
 @click.option("--out", required=True, help="Output directory (local or a pyarrow.fs URI) for the Parquet tables.")
 @click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
               help="CSV/JSON: path, optional broker_id, snapshot_time, cluster.")
-@click.option("--master", default="local[*]", show_default=True, help="Spark master URL.")
+@click.option("--master", default=None,
+              help="Spark master URL (default local[*]; under spark-submit, the master spark-submit was given).")
 @click.option("--conf", "confs", multiple=True, metavar="K=V", help="Spark configuration (repeatable).")
-@click.option("--kafka-version", default="latest", show_default=True, callback=_kafka_version)
-@click.option("--metadata", "metadata", multiple=True, metavar="[CLUSTER=]PATH",
-              help="A KRaft metadata log (dir, files or archive; local or a URI) to take leaders and epochs from "
-                   "(repeatable); those among the snapshots are found automatically.  Its cluster is the one "
-                   "meta.properties beside it names, else the snapshots' when they are of one cluster; or say it "
-                   "with CLUSTER=PATH.")
+@kafka_version_option("Kafka behaviour to model (epoch cache and truncation rules).")
+@metadata_option("A KRaft metadata log (dir, files or archive; local or a URI) to take leaders and epochs from "
+                 "(repeatable); those among the snapshots are found automatically.  Its cluster is the one "
+                 "meta.properties beside it names, else the snapshots' when they are of one cluster; or say it "
+                 "with CLUSTER=PATH.", metavar="[CLUSTER=]PATH", local_only=False)
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="The summary on stdout: a table per cluster and a summary line, or one JSON document.")
+@format_option("The summary on stdout: a table per cluster and a summary line, or one JSON document.")
 @click.option("--tables", "tables", metavar="NAME[,NAME...]",
               help="Write only these tables (e.g. verdicts,findings: no batches table); the default is every table. "
                    "The replay reads the batch rows either way.")
-@click.option("--fail-on", default="high", show_default=True,
-              help="Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
-                   "unreadable snapshot always does).")
+@fail_on_option("Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
+                "unreadable snapshot always does).")
 def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, overwrite, fmt, tables, fail_on):
     """Scan and replay many archived broker snapshots on Spark.
 
-    Each SNAPSHOT is a broker log dir (or a dir holding one) or a
-    .tar/.tar.gz/.tgz of one, local or on any filesystem pyarrow supports
-    (hdfs://, s3://, gs://); local globs are expanded.  The output is refused
-    inside, onto or above any snapshot, manifest or metadata input, before
-    Spark starts; an existing output is refused unless --overwrite.
+    Each SNAPSHOT is a broker log dir (or a dir holding one broker's log
+    dirs) or a .tar/.tar.gz/.tgz of one, local or on any filesystem pyarrow
+    supports (hdfs://, s3://, gs://); local globs are expanded.  Inputs are
+    refused as scan and replay refuse theirs (a path that does not exist, no
+    log dir, several brokers' log dirs in one snapshot, two snapshots of one
+    broker), and the output inside, onto or above any snapshot, manifest or
+    metadata input, before Spark starts; an existing output is refused unless
+    --overwrite.
 
     Every partition is replayed as `kforensics replay` replays it: with the
     controller's record (the KRaft metadata log of its cluster, from the
@@ -62,86 +65,67 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, over
       kforensics spark /snap/*.tgz --out /tmp/i42 --format json --fail-on medium
       kforensics spark /snap/*.tgz --out /tmp/i42 --tables verdicts,findings,summary
     """
-    from ..outputs import OutputRefused
-    from ..spark.inputs import InputError, parse_metadata, resolve_snapshots
-    from ..spark.job import (MasterUnreachable, MetadataInputError, OutputExists, check_master, check_output,
-                             parse_tables, run)
-    from ..spark.report import SparkJobFailed, SparkStartFailed, exit_code, from_spark, render_text, short_error
+    from ..spark.inputs import parse_metadata, resolve_snapshots
+    from ..spark.job import JobOptions
+    from ..spark.report import exit_code, render_text
+    from ..spark.session import check_master, under_spark_submit
 
-    threshold = parse_fail_on(fail_on)
-    try:
-        tables = parse_tables(tables)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--tables") from None
+    if master is None and not under_spark_submit():
+        master = "local[*]"
+    conf = _conf(confs)
+    # every refusal (a KforensicsError) goes up to the command line's one mapping of errors to exit codes
+    options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=parse_metadata(metadata),
+                         manifest=manifest, tables=tables)
+    snaps = resolve_snapshots(list(snapshots), manifest)
+    if not snaps:
+        raise click.UsageError("no snapshots (paths, globs or --manifest)")
+    check_master(master)
+    summary = _run(master, conf, snaps, out, options)
+    if fmt == "json":
+        from .json_out import write_document
+
+        write_document("spark", summary)
+    else:
+        render_text(summary, sys.stdout)
+    sys.exit(exit_code(summary, fail_on))
+
+
+def _conf(confs: tuple[str, ...]) -> dict[str, str]:
+    """``--conf K=V`` values; Spark's own warnings (retries, stack traces) quiet unless ``--debug``."""
     conf = {}
     for c in confs:
         k, sep, v = c.partition("=")
         if not sep:
             raise click.BadParameter(f"{c!r} is not K=V", param_hint="--conf")
         conf[k] = v
-    debug = bool(click.get_current_context().find_root().params.get("debug"))
-    if not debug:
-        conf.setdefault("spark.log.level", "ERROR")  # Spark's own warnings (retries, stack traces) stay quiet
-    try:
-        snaps = resolve_snapshots(list(snapshots), manifest)
-    except InputError as e:
-        raise click.UsageError(printable(str(e))) from None
-    if not snaps:
-        raise click.UsageError("no snapshots (paths, globs or --manifest)")
-    meta = parse_metadata(metadata)
-    # everything that can be refused is refused here, before a JVM starts
-    try:
-        check_output(out, snaps, overwrite, meta, manifest)
-    except OutputRefused as e:
-        raise click.BadParameter(printable(str(e)), param_hint="--out") from None
-    except OutputExists as e:
-        raise click.ClickException(printable(str(e))) from None
-    try:
-        check_master(master)
-    except MasterUnreachable as e:
-        raise click.ClickException(printable(str(e))) from None
+    if not click.get_current_context().find_root().params.get("debug"):
+        conf.setdefault("spark.log.level", "ERROR")
+    return conf
+
+
+def _run(master: str | None, conf: dict[str, str], snaps: list, out: str, options) -> dict:
+    """The job, which starts Spark once nothing is left to refuse (a session already running in this process is
+    reused and left running; one started here is stopped when the job ends); a failure of the job itself is
+    :class:`~kforensics.spark.session.SparkJobFailed`, with the Java exception's first line."""
+    from ..spark import job
+    from ..spark.session import SparkJobFailed, from_spark, short_error, start
+
     sessions = []
 
-    def start():
-        # after the snapshots are planned: a --metadata mistake is found before a JVM starts too
-        sessions.append(_start(master, conf))
+    def begin():
+        sessions.append(start(master, conf))
         return sessions[-1][0]
 
     try:
-        summary = run(start, snaps, out, kafka_version=kafka_version, overwrite=overwrite, metadata=meta,
-                      manifest=manifest, tables=tables)
-    except MetadataInputError as e:
-        raise click.BadParameter(printable(str(e)), param_hint="--metadata") from None
-    except SparkStartFailed as e:
-        raise click.ClickException(printable(str(e))) from None
+        return job.run(begin, snaps, out, options)
     except Exception as e:
         if from_spark(e):
             raise SparkJobFailed(f"the Spark job failed: {short_error(e)}") from e
         raise
     finally:
         for s, ours in sessions:
-            try:
-                if ours:
+            if ours:
+                try:
                     s.stop()
-            except Exception:  # noqa: BLE001 - stopping a session that failed
-                pass
-    if fmt == "json":
-        click.echo(json.dumps(summary, default=str))
-    else:
-        render_text(summary, sys.stdout)
-    sys.exit(exit_code(summary, threshold))
-
-
-def _start(master, conf):
-    """A SparkSession and whether this command started it (one already running in this process is reused and
-    left running); or one line saying why Spark could not start (exit 2)."""
-    from ..spark.job import session
-    from ..spark.report import SparkStartFailed, short_error
-
-    try:
-        from pyspark.sql import SparkSession
-
-        running = SparkSession.getActiveSession()
-        return session(master, conf), running is None
-    except Exception as e:  # noqa: BLE001 - no Java, a master refusing the application, a bad --conf
-        raise SparkStartFailed(f"cannot start Spark (master {master}): {short_error(e)}") from e
+                except Exception:  # noqa: BLE001 - stopping a session that failed
+                    pass

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -342,3 +343,20 @@ def windowed(replicas: list[Replica], floor: int) -> list[Replica]:
     from .replica import elide
 
     return [elide(r, floor) for r in replicas]
+
+
+def replay_window(summaries: list[ReplicaSummary], mode: KafkaVersion, load: Callable[[int], list[Replica]]
+           ) -> tuple[list[Replica], Callable[[int], list[Replica]]]:
+    """A group's replicas windowed where their summaries say the replay starts (``load(floor)`` gives the group
+    windowed at ``floor``), and the reload that widens it when the replay reaches ``offset`` below it.
+
+    The one windowing rule of both front ends: ``replay_group`` loads from the replicas it holds
+    (:func:`windowed`), the Spark replay from the rows in the replicas' batch files.
+    """
+    floor = window_floor(summaries, mode)
+    size = summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS
+
+    def reload(offset: int) -> list[Replica]:
+        return load(floor_below(offset, size))
+
+    return load(floor), reload

@@ -10,9 +10,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-
-class InputError(ValueError):
-    """A manifest or argument that cannot be taken as it is (a usage error, before anything runs)."""
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ def _id(spec: str, taken: set[str]) -> str:
     return sid
 
 
-def _broker_id(v, where: str) -> int | None:
+def _broker_id(v: object, where: str) -> int | None:
     """A broker id as Kafka takes it (``broker.id``/``node.id``: an int32), else :class:`InputError`."""
     if v is None or v == "":
         return None
@@ -89,7 +87,7 @@ def resolve_snapshots(args: list[str], manifest: str | None = None) -> list[Snap
     return out
 
 
-def _text(v) -> str | None:
+def _text(v: object) -> str | None:
     return None if v is None or v == "" else str(v)
 
 

@@ -10,49 +10,21 @@ findings make it 1 at or above ``--fail-on``, as for ``scan``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
+from ..errors import ExitCode
 from ..severity import Severity
 
-EXIT_CLEAN, EXIT_FINDINGS = 0, 1
-SEVERITIES = ("critical", "high", "medium", "low", "info")
+#: severity names, worst first, as the table and the summary line list them
+SEVERITIES = tuple(str(s) for s in sorted(Severity, reverse=True))
 #: failures listed by name (the rest are counted)
 LISTED = 10
+#: the job's summary (:func:`kforensics.spark.summary.summarize`): JSON values
+Summary = dict[str, object]
 
 
-class SparkStartFailed(OSError):
-    """Spark could not start (no Java, a master that refuses the application, a bad configuration)."""
-
-
-class SparkJobFailed(RuntimeError):
-    """The Spark job itself failed (not one task or group, which become findings): an internal error."""
-
-
-def short_error(e: BaseException, limit: int = 300) -> str:
-    """One line for an error from Spark: the Java exception's first line when there is one (a Py4J error's text
-    is the whole Java stack)."""
-    text = None
-    java = getattr(e, "java_exception", None)
-    if java is not None:
-        try:
-            text = java.toString()
-        except Exception:  # noqa: BLE001 - the JVM may be gone
-            text = None
-    if not text:
-        text = str(e)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
-    line = next((ln for ln in lines if not ln.startswith("An error occurred while calling")), lines[0] if lines
-                else type(e).__name__)
-    line = line.lstrip(": ")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def from_spark(e: BaseException) -> bool:
-    """Whether ``e`` was raised by Spark or Py4J (the JVM side of the job), not by kforensics' Python code."""
-    return type(e).__module__.split(".")[0] in ("py4j", "pyspark")
-
-
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     """A value from the evidence (cluster ids, snapshot ids, dir names) safe for a terminal."""
     if value is None:
         return "-"
@@ -60,15 +32,15 @@ def _text(value: Any) -> str:
     return s if s.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
 
 
-def exit_code(summary: dict[str, Any], threshold: Severity) -> int:
-    """1 when a task or group failed, a snapshot could not be read, or a finding is at or above ``threshold``;
-    else 0."""
+def exit_code(summary: Summary, threshold: Severity) -> ExitCode:
+    """:attr:`~kforensics.errors.ExitCode.FINDINGS` when a task or group failed, a snapshot could not be read, or
+    a finding is at or above ``threshold``; else :attr:`~kforensics.errors.ExitCode.CLEAN`."""
     if summary.get("failed_tasks") or summary.get("failed_groups") or summary.get("unreadable_snapshots"):
-        return EXIT_FINDINGS
+        return ExitCode.FINDINGS
     for name, n in (summary.get("findings") or {}).items():
         if n and Severity.parse(name) >= threshold:
-            return EXIT_FINDINGS
-    return EXIT_CLEAN
+            return ExitCode.FINDINGS
+    return ExitCode.CLEAN
 
 
 def _table(header: list[str], rows: list[list[str]], left: set[int]) -> list[str]:
@@ -81,7 +53,7 @@ def _table(header: list[str], rows: list[list[str]], left: set[int]) -> list[str
     return [line(header)] + [line(r) for r in rows]
 
 
-def summary_line(summary: dict[str, Any]) -> str:
+def summary_line(summary: Summary) -> str:
     """``summary: 3 findings (1 high, 2 low), 2 snapshots, 4 partitions, 0 failed tasks, 0 failed replays``."""
     counts = {s: (summary.get("findings") or {}).get(s, 0) for s in SEVERITIES}
     total = sum(counts.values())
@@ -92,7 +64,7 @@ def summary_line(summary: dict[str, Any]) -> str:
             f"partition(s), {failed} failed task(s), {groups} failed replay(s)")
 
 
-def render_text(summary: dict[str, Any], out: TextIO) -> None:
+def render_text(summary: Summary, out: TextIO) -> None:
     """The per-cluster table, the failures by name, and the summary line."""
     header = ["cluster", "snapshots", "partitions", "batches", "failed"] + list(SEVERITIES) + ["verdicts"]
     rows = []

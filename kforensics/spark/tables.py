@@ -20,7 +20,7 @@ def dataset(out: str, name: str, filesystem: Any = None):
     import pyarrow.dataset as ds
 
     from ..log.sources import split_uri
-    from .job import TABLE_SCHEMAS
+    from .schemas import TABLE_SCHEMAS
 
     if filesystem is None:
         filesystem, out = split_uri(str(out))

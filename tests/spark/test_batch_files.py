@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from kforensics.log.batch_table import BATCH_COLUMNS, COL, NCOLS, BatchTable
 from kforensics.spark.batch_files import DirBatches, TaskBatches
-from kforensics.spark.job import sketch_row
+from kforensics.spark.scan_task import sketch_row
 from kforensics.spark.window import partition_row
 from kforensics.tables.replay_tables import PARTITION_COLUMNS
 from kforensics.tables.schemas import fit_rows, table
@@ -118,7 +118,7 @@ def test_sketch_row_is_the_partitions_tables_row():
 
 
 def test_replay_tasks_follow_the_groups_to_share_out():
-    from kforensics.spark.job import GROUPS_PER_TASK, replay_tasks
+    from kforensics.spark.replay import GROUPS_PER_TASK, replay_tasks
 
     def statuses(groups: int, replicas: int = 3) -> list[dict]:
         return [{"status": "ok", "cluster": "c", "topic": f"t{g % 7}", "partition": g, "broker_id": b}

@@ -31,7 +31,10 @@ from kforensics.scan.broker import scan_log_dirs
 from kforensics.scenario import load_scenario
 from kforensics.severity import Severity
 from kforensics.spark.inputs import Snapshot, parse_metadata, resolve_snapshots
-from kforensics.spark.job import TABLES, OutputExists, metadata_by_cluster, run
+from kforensics.scan.broker import finding_key
+from kforensics.spark.job import run
+from kforensics.spark.plan import MetadataInputError, OutputExists, metadata_by_cluster
+from kforensics.spark.schemas import TABLES
 from kforensics.spark.report import exit_code, render_text
 from kforensics.spark.tables import read, read_pandas
 from kforensics.tables.impact_tables import consumer_impact_table, reopened_rows, table as table_of
@@ -146,7 +149,8 @@ def _torn_combined(tmp: Path) -> Path:
 
 def _hostile(tmp: Path) -> dict[str, Path]:
     """Snapshots that crashed the job or were read differently from ``scan``: no meta.properties, a node id beyond
-    int32, a partition dir whose name is not UTF-8, an archive truncated before any log dir."""
+    int32, a partition dir whose name is not UTF-8.  (An archive cut before any log dir is refused, as ``scan``
+    refuses it: test_spark_cli.py.)"""
     from kforensics.formats.meta_properties import encode
 
     src = SCENARIOS_BY_NAME["kip101-s2-two-hard-failures"]
@@ -163,16 +167,6 @@ def _hostile(tmp: Path) -> dict[str, Path]:
     shutil.copytree(src / "broker-1", raw)
     os.rename(raw / "orders-0", os.fsdecode(bytes(raw) + b"/caf\xe9-0"))
     out["nonutf8"] = raw
-    notes = tmp / "hostile" / "cut-src"
-    notes.mkdir(parents=True)
-    (notes / "AAA-notes.bin").write_bytes(os.urandom(20_000))
-    full = tmp / "hostile" / "full.tgz"
-    with tarfile.open(full, "w:gz") as tar:
-        tar.add(notes / "AAA-notes.bin", arcname="snap/AAA-notes.bin")
-        tar.add(BROKERS / "damaged", arcname="snap/kafka-logs")
-    cut = tmp / "hostile" / "cut.tgz"
-    cut.write_bytes(full.read_bytes()[:12_000])  # inside the first member: no log dir left
-    out["cut"] = cut
     return out
 
 
@@ -184,7 +178,7 @@ def _truncated_names(tmp: Path) -> Path:
     topic id names it.  The deleted copy has batches of its own, which must not join the live log's replay."""
     from kforensics.formats.partition_metadata import encode as pm
     from kforensics.formats.record_batch import RecordData, build_batch
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
 
     lw = LogDirWriter(tmp / "trunc", node_id=1, cluster_id="trunc")
     live = lw.partition("a-very-long-topic-name", 0, topic_id="AAAAAAAAAAAAAAAAAAAABw")
@@ -214,7 +208,8 @@ def kraft_snapshots() -> dict[str, list[Snapshot]]:
 def job(spark, tmp_path_factory, jbod):
     """One run over: every scenario broker and controller (dirs; the impact scenarios with their events), the
     damaged brokers as tarballs, oracle logs, real KRaft clusters, combined KRaft nodes (one with a torn metadata
-    log), a controller's log given as ``metadata``, a truncated topic name, hostile snapshots, faults."""
+    log), a controller's log given as ``metadata``, a truncated topic name, hostile snapshots.  (Inputs ``scan``
+    and ``replay`` refuse are refused before the job: test_one_answer.py.)"""
     tmp = tmp_path_factory.mktemp("spark")
     snaps = scenario_snapshots(jbod)
     for name, suffix, mode in (("damaged", ".tgz", "w:gz"), ("damaged-clean", ".tar", "w")):
@@ -234,10 +229,6 @@ def job(spark, tmp_path_factory, jbod):
     snaps.append(Snapshot(str(_torn_combined(tmp)), "torn-combined", cluster="torn-combined"))
     snaps += [Snapshot(str(p), name, cluster=None if name == "nometa" else name)
               for name, p in _hostile(tmp).items()]
-    broken = tmp / "broken.tgz"
-    broken.write_bytes((tmp / "damaged.tgz").read_bytes()[:300])
-    snaps.append(Snapshot(str(broken), "broken"))
-    snaps.append(Snapshot(str(tmp / "missing-dir"), "missing"))
     out = tmp / "out"
     torn = _torn_metadata(tmp)
     t = time.perf_counter()
@@ -400,6 +391,7 @@ def test_batches_rows_equal_scan_outs_whatever_file_they_went_to(job, tmp_path):
 
 
 def _key(code, file, position, message) -> tuple:
+    """A finding row as the tables are compared: code, file, position, and its message or severity."""
     return code, file, None if position is None or pd.isna(position) else int(position), message
 
 
@@ -412,20 +404,35 @@ def cli_findings(report, impact) -> Counter:
                    + list(impact.findings))
 
 
-def test_findings_hold_what_the_cli_replay_reports(job, cli):
-    """The cluster-level rows (no snapshot) of the findings table are the timeline's and the replay's findings,
-    exactly those ``kforensics replay`` reports for the same inputs."""
-    _, out, *_ = job
+def _scan_keys(doc: dict) -> set:
+    return {finding_key(SimpleNamespace(code=f["code"], file=f["file"], position=f["position"], line=f["line"],
+                                        facts=f["facts"])) for f in doc["findings"]}
+
+
+def test_findings_are_the_scans_and_the_replays_each_once(job, cli, tmp_path):
+    """Every cluster ``kforensics replay`` is compared on: the findings table's rows are what ``scan --out`` reports
+    for each of its snapshots and what ``replay`` reports (timeline, controller checks, unclean elections, log
+    matching, committed data lost, damage kept, consumer and transaction impact) that no scan reported, each once
+    (before: the replay stage's copies of the scan stage's findings were listed too, and the timelines' findings
+    once per node and once more)."""
+    _, out, snaps, *_ = job
     f = table(out, "findings")
     brokers = table(out, "brokers")
-    clusters = {name: brokers[brokers["snapshot_id"] == snaps_[0].snapshot_id]["cluster"].iloc[0]
-                for name, snaps_ in kraft_snapshots().items()}
+    cluster_of = dict(zip(brokers["snapshot_id"], brokers["cluster"]))
+    clusters = {name: cluster_of[snaps_[0].snapshot_id] for name, snaps_ in kraft_snapshots().items()}
     seen: set[str] = set()
-    for name, (report, impact) in cli.items():
+    for i, (name, (report, impact)) in enumerate(cli.items()):
         cluster = clusters.get(name, name)
-        rows = f[f["snapshot_id"].isna() & (f["cluster"] == cluster)]
-        got = Counter(_key(r.code, r.file, r.position, r.message) for r in rows.itertuples())
-        assert got == cli_findings(report, impact), cluster
+        docs = [cli_scan(s.spec, tmp_path / f"{i}-{j}") for j, s in enumerate(snaps)
+                if cluster_of.get(s.snapshot_id) == cluster]
+        keys = set().union(*(_scan_keys(d) for d in docs))
+        replayed = list(report.findings) + [x for p in report.partitions for x in p.findings] + list(impact.findings)
+        want = Counter([_key(x["code"], x["file"], x["position"], x["severity"]) for d in docs for x in d["findings"]]
+                       + [_key(x.code, x.file, x.position, str(x.severity)) for x in replayed
+                          if finding_key(x) not in keys])
+        rows = f[f["cluster"] == cluster]
+        got = Counter(_key(r.code, r.file, r.position, r.severity) for r in rows.itertuples())
+        assert got == want, (cluster, sorted((got - want).items())[:5], sorted((want - got).items())[:5])
         seen |= {k[0] for k in got}
     assert seen >= {"GRANT_NOT_SEEN", "UNCLEAN_ELECTION", "COMMITTED_DATA_LOST", "CORRUPTION_NOT_RECOVERED",
                     "TRUNCATED_BATCH", "CONSUMED_RECORDS_LOST", "GROUP_TRUNCATION_DETECTED", "TXN_MARKER_LOST"}
@@ -484,7 +491,7 @@ def test_metadata_inputs_find_their_cluster(tmp_path):
     kraft = REALDATA / KRAFT["hiage"][0]
     if kraft.exists():  # meta.properties beside the metadata log names its cluster
         assert metadata_by_cluster([str(kraft)], {"a", "b"}) == {"EP6hyiddQNW5FPrAvR9kWw": [str(kraft)]}
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(MetadataInputError, match="nothing"):
         metadata_by_cluster([str(tmp_path / "nothing")], {"a"})
     assert parse_metadata([str(ctl), "c1=/x/__cluster_metadata-0", "s3://b/k=v"]) == [
         str(ctl), ("c1", "/x/__cluster_metadata-0"), "s3://b/k=v"]
@@ -500,9 +507,9 @@ def test_timelines_travel_to_the_executors():
 
 def test_cli_metadata_of_no_known_cluster_is_a_usage_error(tmp_path, monkeypatch):
     """Found while planning, before Spark starts (before: after Spark's start-up); nothing is left behind."""
-    import kforensics.spark.job as job_module
+    import kforensics.spark.session as spark_session
 
-    monkeypatch.setattr(job_module, "session", lambda *a, **k: pytest.fail("Spark was started"))
+    monkeypatch.setattr(spark_session, "session", lambda *a, **k: pytest.fail("Spark was started"))
     r = CliRunner().invoke(main, ["spark", str(SCENARIOS[0] / "broker-1"), str(UNCLEAN / "broker-1"), "--out",
                                   str(tmp_path / "o"), "--metadata", str(UNCLEAN / "controller"), "--master",
                                   "local[2]"])
@@ -510,30 +517,25 @@ def test_cli_metadata_of_no_known_cluster_is_a_usage_error(tmp_path, monkeypatch
     assert not (tmp_path / "o").exists()
 
 
-def test_faults_become_findings_and_the_job_completes(job):
+def test_the_job_completes_and_publishes_every_table(job):
     summary, out, *_ = job
-    f = table(out, "findings")
-    assert set(f[f["snapshot_id"] == "broken"]["code"]) & {"SNAPSHOT_UNREADABLE", "NO_LOG_DIR"}
-    assert set(f[f["snapshot_id"] == "missing"]["code"]) & {"SNAPSHOT_UNREADABLE", "NO_LOG_DIR"}
     assert not [n for n in os.listdir(out) if n.startswith(".staging")]
     assert set(os.listdir(out)) == set(TABLES) >= {
         "brokers", "partitions", "segments", "batches", "epochs", "findings", "files", "checkpoints", "transactions",
         "committed_offsets", "verdicts", "divergence", "consumer_impact", "summary"}
-    assert {"broken", "missing", "cut"} <= set(summary["unreadable_snapshots"])
-    assert exit_code(summary, Severity.CRITICAL) == 1, "an unreadable snapshot is never only inside the Parquet"
+    assert not summary["failed_tasks"] and not summary["failed_groups"] and not summary["unreadable_snapshots"]
 
 
 def test_hostile_snapshots_are_findings_and_read_as_scan_reads_them(job):
     """No meta.properties (before: `cannot convert float NaN to integer`), a node id of 3e9 (before: the job died on
     the driver), a partition dir whose name is not UTF-8 (before: the executor opened an escaped name and found
-    NO_SEGMENTS where scan reads its batches), an archive cut before any log dir (before: NO_LOG_DIR alone)."""
+    NO_SEGMENTS where scan reads its batches)."""
     summary, out, snaps, *_ = job
     spec = {s.snapshot_id: s.spec for s in snaps}
     f = table(out, "findings")
-    codes = {sid: set(f[f["snapshot_id"] == sid]["code"]) for sid in ("nometa", "bigid", "nonutf8", "cut")}
+    codes = {sid: set(f[f["snapshot_id"] == sid]["code"]) for sid in ("nometa", "bigid", "nonutf8")}
     assert "NO_META_PROPERTIES" in codes["nometa"]
     assert "META_PROPERTIES_BAD_ID" in codes["bigid"]
-    assert codes["cut"] >= {"NO_LOG_DIR", "ARCHIVE_TRUNCATED"}
     brokers = table(out, "brokers").set_index("snapshot_id")
     assert pd.isna(brokers.loc["nometa", "broker_id"]) and pd.isna(brokers.loc["bigid", "broker_id"])
     v = table(out, "verdicts")
@@ -657,16 +659,19 @@ def test_summary_counts_what_the_tables_hold(job):
 
 
 def test_cli_prints_a_table_and_a_summary_line_and_exits_by_fail_on(spark, tmp_path):
-    """``kforensics spark`` (this session reused): an unreadable snapshot is named on stdout and exits 1 (before: one
-    JSON line and exit 0); ``--format json`` keeps the machine-readable summary; a clean run exits 0."""
+    """``kforensics spark`` (this session reused): findings at or above --fail-on exit 1, with a table per cluster
+    and one summary line; ``--format json`` prints the summary inside the envelope every command's JSON has (before:
+    a bare document), valid against docs/schemas/spark.schema.json; a clean run exits 0."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from kforensics.cli.json_out import SCHEMA_VERSIONS
+
     healthy = SCENARIOS_BY_NAME["healthy-3-brokers"]
-    r = CliRunner().invoke(main, ["spark", str(healthy / "broker-1"), str(tmp_path / "gone"), "--out",
+    r = CliRunner().invoke(main, ["spark", str(healthy / "broker-1"), str(BROKERS / "damaged"), "--out",
                                   str(tmp_path / "o1"), "--master", "local[2]"])
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
     assert lines[0] == "clusters" and lines[1].split()[0] == "cluster"
     assert any(ln.startswith("scenario-healthy-3-brokers ") for ln in lines)
-    assert "unreadable snapshots (1; SNAPSHOT_UNREADABLE or NO_LOG_DIR): gone" in r.stdout
     assert lines[-1].startswith("summary: ") and "2 snapshot(s)" in lines[-1]
     r = CliRunner().invoke(main, ["spark", *(str(b) for b in sorted(healthy.glob("broker-*"))),
                                   str(healthy / "controller"), "--out", str(tmp_path / "o2"), "--format", "json",
@@ -674,6 +679,13 @@ def test_cli_prints_a_table_and_a_summary_line_and_exits_by_fail_on(spark, tmp_p
     doc = json.loads(r.stdout)
     assert r.exit_code == exit_code(doc, Severity.CRITICAL) == 0, r.output
     assert doc["failed_tasks"] == [] and set(doc["verdicts"]) == {"OK"} and doc["snapshots"] == 4
+    assert doc["schema_version"] == SCHEMA_VERSIONS["spark"] and doc["tool"]["name"] == "kforensics"
+    schema = json.loads((ROOT / "docs" / "schemas" / "spark.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["x-schema-version"] == SCHEMA_VERSIONS["spark"]
+    assert not [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(doc)]
+    bare = {k: v for k, v in doc.items() if k not in ("schema_version", "tool")}
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(bare)), "the envelope is required"
 
 
 def test_rerun_refuses_or_replaces_never_mixes(spark, tmp_path):

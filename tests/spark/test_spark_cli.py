@@ -40,12 +40,12 @@ def evidence(tmp_path):
 @pytest.fixture
 def no_spark(monkeypatch):
     """Fail the test if anything starts Spark."""
-    import kforensics.spark.job as job
+    import kforensics.spark.session as spark_session
 
     def refuse(*a, **k):
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(job, "session", refuse)
+    monkeypatch.setattr(spark_session, "session", refuse)
 
 
 def spark_cli(args: list[str], cwd: Path | None = None):
@@ -100,8 +100,7 @@ def test_output_into_onto_or_above_evidence_is_refused_before_spark_starts(case,
     links = sorted(str(p) for p in tmp_path.rglob("*") if p.is_symlink())
     r, took = spark_cli(args, cwd)
     assert r.exit_code == 2, (r.exit_code, r.output)
-    error = [ln for ln in r.stderr.splitlines() if ln.startswith("Error:")]
-    assert len(error) == 1 and "the evidence" in error[0], r.stderr
+    assert len(r.stderr.splitlines()) == 1 and "the evidence" in r.stderr, r.stderr
     assert took < 10, f"refused after {took:.1f} s"
     # nothing created, nothing changed, nothing deleted: not one file, not one directory
     assert file_tree(tmp_path) == before
@@ -202,7 +201,7 @@ def test_manifest_that_is_not_one_is_a_usage_error(tmp_path, no_spark):
 
 # ----------------------------------------------------------------------------- a failed task, a failed replay
 def _task(**over):
-    from kforensics.spark.job import TASK_COLUMNS
+    from kforensics.spark.schemas import TASK_COLUMNS
 
     row = {"snapshot_id": "s", "log_dir": "", "dir_name": "orders-0",
            "raw": json.dumps(["", "orders-0".encode().hex()]), "broker_id": 1, "cluster": "c",
@@ -211,13 +210,14 @@ def _task(**over):
 
 
 def test_a_failed_scan_task_is_a_finding_and_a_status(tmp_path):
-    from kforensics.spark.job import scan_tasks
+    from kforensics.epoch.versions import LATEST
+    from kforensics.spark.scan_task import scan_tasks
 
     staging = tmp_path / "staging"
     info = {"s": {"spec": str(SCENARIO / "broker-1"), "log_dirs": [""], "transaction_state": False}}
     frames = [_task(), _task(context="{not json", part="s-s--bad", dir_name="bad-0",
                              raw=json.dumps(["", "orders-0".encode().hex()]))]
-    out = pd.concat(list(scan_tasks(str(staging), "latest", info)(iter(frames))))
+    out = pd.concat(list(scan_tasks(str(staging), LATEST, info)(iter(frames))))
     assert list(out["status"]) == ["ok", "failed"] and "JSONDecodeError" in out["error"].iloc[1]
     # one file per table, cluster (and topic) for the whole task, not one per partition dir
     files = sorted(p.relative_to(staging).as_posix() for p in staging.rglob("*.parquet"))
@@ -239,11 +239,12 @@ def test_a_scan_task_failing_after_its_scan_leaves_no_batch_rows(tmp_path, monke
     """A dir whose scan succeeded but whose task then fails (here: building its report rows) leaves no batch rows:
     neither the rows held for the task's file nor a file of its own (a larger dir's)."""
     import kforensics.spark.batch_files as batch_files
-    from kforensics.spark import job
+    from kforensics.epoch.versions import LATEST
+    from kforensics.spark import scan_task
 
     monkeypatch.setattr(batch_files, "INLINE_ROWS", limit)
     monkeypatch.setattr(batch_files.DirBatches.__init__, "__defaults__", (None, limit))
-    real = job._report_rows
+    real = scan_task.report_rows
     calls = []
 
     def failing(report, context):
@@ -252,11 +253,11 @@ def test_a_scan_task_failing_after_its_scan_leaves_no_batch_rows(tmp_path, monke
             raise RuntimeError("boom after the scan")
         return real(report, context)
 
-    monkeypatch.setattr(job, "_report_rows", failing)
+    monkeypatch.setattr(scan_task, "report_rows", failing)
     staging = tmp_path / "staging"
     info = {"s": {"spec": str(SCENARIO / "broker-1"), "log_dirs": [""], "transaction_state": False}}
     frames = [_task(), _task(part="s-s--orders-0-again")]
-    out = pd.concat(list(job.scan_tasks(str(staging), "latest", info)(iter(frames))))
+    out = pd.concat(list(scan_task.scan_tasks(str(staging), LATEST, info)(iter(frames))))
     assert list(out["status"]) == ["failed", "ok"] and "boom after the scan" in out["error"].iloc[0]
     batches = _flat(staging / "batches")
     parts = _flat(staging / "partitions")
@@ -274,7 +275,7 @@ def _flat(path):
 def test_a_failed_replay_is_a_finding_and_the_other_groups_go_on(tmp_path):
     """Before: an exception in one group's replay failed the whole Spark job."""
     from kforensics.scan.broker import scan_log_dirs
-    from kforensics.spark.job import replay_groups
+    from kforensics.spark.replay import Shared, replay_groups
     from kforensics.tables.replay_tables import BATCH_COLUMNS, PARTITION_COLUMNS
     from kforensics.tables.scan_tables import BatchesWriter, partitions_table
 
@@ -289,7 +290,7 @@ def test_a_failed_replay_is_a_finding_and_the_other_groups_go_on(tmp_path):
     partitions = pd.concat([p for _, p in frames])[PARTITION_COLUMNS]
     broken = partitions.assign(topic="broken", recovery='{"no_such_field": 1}')
     staging = tmp_path / "staging"
-    fn = replay_groups("latest", {}, str(staging))
+    fn = replay_groups(Shared(), str(staging))
     good = fn(batches, partitions)
     bad = fn(batches.assign(topic="broken"), broken)
     assert list(good["status"]) == ["ok"] and good["verdicts"].iloc[0] >= 2
@@ -346,7 +347,7 @@ def test_ignored_archive_members_are_counted_all_and_reported_once(tmp_path):
     import tarfile
 
     from kforensics.spark.inputs import Snapshot
-    from kforensics.spark.job import plan
+    from kforensics.spark.plan import plan
 
     archive = tmp_path / "b1.tgz"
     with tarfile.open(archive, "w:gz") as tar:
@@ -362,11 +363,10 @@ def test_ignored_archive_members_are_counted_all_and_reported_once(tmp_path):
     assert list(planned.tasks["dir_name"]) == ["orders-0"]
 
 
-def test_an_archive_cut_before_any_log_dir_says_so(tmp_path):
+def test_an_archive_cut_before_any_log_dir_is_refused_as_scan_refuses_it(tmp_path, no_spark):
+    """Before: planned as a snapshot of NO_LOG_DIR and ARCHIVE_TRUNCATED findings, exit 1 after Spark ran; ``scan``
+    refuses it (exit 2) with a sentence that says where the archive stops."""
     import tarfile
-
-    from kforensics.spark.inputs import Snapshot
-    from kforensics.spark.job import plan
 
     (tmp_path / "notes.bin").write_bytes(os.urandom(20_000))
     full = tmp_path / "full.tgz"
@@ -375,24 +375,34 @@ def test_an_archive_cut_before_any_log_dir_says_so(tmp_path):
         tar.add(SCENARIO / "broker-1", arcname="snap/kafka-logs")
     cut = tmp_path / "cut.tgz"
     cut.write_bytes(full.read_bytes()[:12_000])
-    planned = plan([Snapshot(str(cut), "cut")], str(tmp_path / "staging"))
-    assert [f.code for f in planned.findings["cut"]] == ["NO_LOG_DIR", "ARCHIVE_TRUNCATED"]
-    assert planned.tasks.empty
+    scan = CliRunner().invoke(main, ["scan", str(cut)])
+    r, took = spark_cli([str(cut), "--out", str(tmp_path / "out")])
+    assert scan.exit_code == r.exit_code == 2, r.output
+    assert r.stderr == scan.stderr and "not a readable tar archive" in r.stderr, (r.stderr, scan.stderr)
+    assert not (tmp_path / "out").exists() and took < 10
 
 
-def test_spark_submit_entry_refuses_the_same_way(evidence, tmp_path, no_spark, capsys):
-    from kforensics.spark.submit import main as submit
+def test_spark_submit_entry_is_the_spark_command(evidence, tmp_path):
+    """spark-submit's script runs ``kforensics spark`` itself: the same refusals, sentences and exit codes (before:
+    an argparse copy of its options that took ``--kafka-version 9.9`` and differed in its messages).  Run as
+    spark-submit runs it, as a script, outside its package."""
+    import kforensics.spark.submit as submit
 
     b1 = evidence / "broker-1"
-    before = file_tree(tmp_path)
-    assert submit([str(b1), "--out", str(b1 / "out")]) == 2
-    assert submit([str(b1), "--out", str(tmp_path), "--overwrite"]) == 2
-    assert "evidence" in capsys.readouterr().err and file_tree(tmp_path) == before
     m = tmp_path / "m.csv"
     m.write_text(f"path,broker_id\n{b1},3000000000\n")
-    with pytest.raises(SystemExit) as e:
-        submit(["--manifest", str(m), "--out", str(tmp_path / "o")])
-    assert e.value.code == 2 and "int32" in capsys.readouterr().err
+    before = file_tree(tmp_path)
+    for args in ([str(b1), "--out", str(b1 / "out")], [str(b1), "--out", str(tmp_path), "--overwrite"],
+                 ["--manifest", str(m), "--out", str(tmp_path / "o")],
+                 [str(b1), "--out", str(tmp_path / "o"), "--kafka-version", "9.9"],
+                 [str(b1), str(tmp_path / "missing"), "--out", str(tmp_path / "o")]):
+        script = subprocess.run([sys.executable, submit.__file__, *args], capture_output=True, text=True,
+                                timeout=120, cwd=tmp_path)
+        command = CliRunner().invoke(main, ["spark", *args])
+        assert script.returncode == command.exit_code == 2, (args, script.stderr, command.output)
+        assert script.stderr.splitlines()[-1] == command.stderr.splitlines()[-1], args
+        assert not [m for m in ("log4j", "SparkContext", "WARN") if m in script.stderr], script.stderr
+    assert file_tree(tmp_path) == before
 
 
 def test_a_failed_job_is_an_internal_error_of_one_line(tmp_path, monkeypatch):

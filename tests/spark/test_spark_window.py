@@ -28,11 +28,12 @@ from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
 from kforensics.replay.replica import NeedRows, elide
 from kforensics.replay.restart import recovered_transitions, restart
-from kforensics.replay.summary import CHUNK_OFFSETS, floor_below, summarize, window_floor
+from kforensics.replay.summary import CHUNK_OFFSETS, floor_below, summarize, replay_window, window_floor
 from kforensics.scenario import load_scenario
 from kforensics.spark import window
 from kforensics.scan.broker import scan_log_dirs
-from kforensics.spark.job import TABLES, parse_tables, run
+from kforensics.spark.job import run
+from kforensics.spark.schemas import TABLES, parse_tables
 from kforensics.spark.inputs import Snapshot
 from kforensics.spark.tables import read_pandas
 from kforensics.spark.window import (SketchSink, Sketch, group_replicas, replica_of_tables, replica_order,
@@ -255,10 +256,9 @@ def spark_replay(items: list[Sketch], topic: str, partition: int, mode: str, eve
     """A group replayed as the Spark job replays it: from the window its summaries give, loading lower when the
     replay reaches lower (``replay_rows``)."""
     rows, summaries, load = group_replicas(items)
-    size = summaries[0].chunk_offsets
-    return replay_group(topic, partition, load(window_floor(summaries, parse_kafka_version(mode))),
-                        kafka_version=mode, events=events, timeline=timeline,
-                        reload=lambda offset: load(floor_below(offset, size)))
+    replicas, reload = replay_window(summaries, parse_kafka_version(mode), load)  # the rule replay_rows windows with
+    return replay_group(topic, partition, replicas, kafka_version=parse_kafka_version(mode), events=events,
+                        timeline=timeline, reload=reload)
 
 
 def assert_same_replays(groups: dict[tuple, list[Sketch]], events=None, timeline=None, whole=None) -> None:

@@ -1,0 +1,354 @@
+"""The driver's part before Spark starts: the output location, the inputs, and the plan of every snapshot.
+
+Everything that can be refused is refused here, before a JVM starts, with
+the sentences ``scan`` and ``replay`` give: an output inside, onto or above
+the evidence; a snapshot that does not exist, holds no log dir, or holds the
+log dirs of several brokers (:func:`kforensics.scan.broker.resolve_log_dirs`,
+the check ``scan`` and ``replay`` make); two snapshots that are one broker
+(``replay``'s refusal); a ``--metadata`` input of no known cluster.  Then
+the driver reads each snapshot's listing and root files with
+:func:`kforensics.scan.broker.plan_log_dir`, as ``scan`` does, and its
+partition dirs become the scan tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from ..errors import InputError, OutputRefused
+from ..findings import Finding, FindingLog, finding
+from ..kraft.timeline import Timeline
+from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
+from ..log.partition import PartitionLog
+from ..log.sources import ArrowPath, TarArchive, TarPath, resolve, split_uri
+from ..outputs import OutputRefused as OutputInEvidence, refuse_output_in_evidence
+from ..replay.inputs import same_broker
+from ..scan.broker import LogDirPlan, broker_identity, finding_key, plan_log_dir, resolve_log_dirs
+from ..scan.model import BrokerIdentity, ScanReport
+from ..tables.scan_tables import REPORT_TABLES
+from ..tables.schemas import fit
+from . import files
+from .files import Context, FileSystem, cluster_context
+from .inputs import Snapshot
+from .names import relative, snapshot_part, task_part, to_hex
+from .schemas import TABLES, TASK_COLUMNS
+
+#: where evidence is read from: a local path, an archive member, a file of a pyarrow filesystem
+EvidencePath = Path | TarPath | ArrowPath
+#: ``--metadata`` inputs: paths, ``(cluster, path)`` pairs, or paths by cluster
+MetadataInputs = list[str | tuple[str, str]] | dict[str | None, list[str]] | None
+
+
+class OutputExists(OutputRefused):
+    """An output that holds something already (refused without ``--overwrite``), or that is not a directory."""
+
+
+class MetadataInputError(InputError):
+    """A ``--metadata`` input that does not exist or whose cluster is not known."""
+
+
+# ----------------------------------------------------------------------------- output location
+def evidence_inputs(snapshots: list[Snapshot], metadata: MetadataInputs = None, manifest: str | None = None
+                    ) -> list[str]:
+    """Every input location: the snapshots, the metadata logs and the manifest."""
+    extra = [p for ps in metadata.values() for p in ps] if isinstance(metadata, dict) else [
+        m[1] if isinstance(m, tuple) else m for m in (metadata or [])]
+    return [s.spec for s in snapshots] + [str(p) for p in extra] + ([manifest] if manifest else [])
+
+
+def check_output(out: str, snapshots: list[Snapshot], overwrite: bool, metadata: MetadataInputs = None,
+                 manifest: str | None = None) -> None:
+    """Refuse an output inside, onto or above any input (snapshots, metadata logs, the manifest), an existing one
+    without ``overwrite``, and one holding anything but the tables of an earlier run (``overwrite`` replaces
+    those tables only).
+
+    Call it before Spark starts: it reads nothing but the output's listing and creates nothing.
+    """
+    try:
+        refuse_output_in_evidence(out, evidence_inputs(snapshots, metadata, manifest))
+    except OutputInEvidence as e:
+        # the same sentence, as the error every front end maps to exit 2
+        raise OutputRefused(str(e)) from None
+    filesystem, out_path = split_uri(out)
+    if filesystem is None and os.path.lexists(out_path) and not os.path.isdir(out_path):
+        raise OutputExists(f"{out} exists and is not a directory")
+    existing = [n for n in files.listdir(filesystem, out_path) if not n.startswith(".")]
+    if existing and not overwrite:
+        raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
+    foreign = [n for n in existing if n not in TABLES]
+    if foreign:
+        raise OutputExists(f"{out} holds {', '.join(foreign[:5])}, which are not tables of a kforensics run; "
+                           "--overwrite replaces only those: choose a new or empty directory")
+
+
+# ----------------------------------------------------------------------------- inputs
+@dataclass
+class Located:
+    """A snapshot found to be one broker's log dirs."""
+
+    snapshot: Snapshot
+    root: EvidencePath
+    log_dirs: list[EvidencePath]
+    identity: BrokerIdentity
+
+    @property
+    def broker_id(self) -> int | None:
+        return self.snapshot.broker_id if self.snapshot.broker_id is not None else self.identity.node_id
+
+    @property
+    def cluster(self) -> str | None:
+        return self.snapshot.cluster or self.identity.cluster_id
+
+
+def locate(snapshots: list[Snapshot]) -> list[Located]:
+    """Each snapshot's log dirs, refused as ``scan`` and ``replay`` refuse their inputs
+    (:class:`~kforensics.errors.InputError`; nothing is read but listings and meta.properties).  An I/O error
+    (``OSError``) goes through, as it does from ``scan``: exit 2."""
+    out = [_locate(s) for s in snapshots]
+    _refuse_one_broker_twice(out)
+    return out
+
+
+def _locate(snap: Snapshot) -> Located:
+    spec = snap.spec
+    if split_uri(spec)[0] is None and not os.path.lexists(spec):
+        raise InputError(f"Path {spec!r} does not exist.")  # as click says it for scan's and replay's paths
+    root = resolve(spec)
+    try:
+        dirs = resolve_log_dirs([root])  # scan's and replay's check: no log dir, or several brokers' log dirs
+    except InputError as e:
+        # the sentence names the root as resolved ("x.tgz!/"); scan's names the path as the user gave it
+        text, named = str(e), str(root)
+        raise InputError(spec + text[len(named):] if text.startswith(named) else text) from None
+    return Located(snap, root, dirs, broker_identity(dirs))
+
+
+def _refuse_one_broker_twice(located: list[Located]) -> None:
+    """Two snapshots of one broker (cluster and broker id) taken at one time (or at no time said) are refused as
+    ``replay`` refuses two log dirs of one broker.  Snapshots of one broker at different ``snapshot_time``s are a
+    history: the latest is replayed."""
+    seen: dict[tuple[str | None, int, str | None], Located] = {}
+    for loc in located:
+        if loc.broker_id is None:
+            continue  # no meta.properties and none given: a replica of its own
+        key = (loc.cluster, loc.broker_id, loc.snapshot.snapshot_time)
+        if key in seen:
+            raise same_broker(loc.broker_id, _dirs(seen[key]), _dirs(loc),
+                              remedy="give each snapshot its broker_id (and snapshot_time, for snapshots of one "
+                                     "broker at different times) in a --manifest")
+        seen[key] = loc
+
+
+def _dirs(loc: Located) -> str:
+    return ", ".join(str(getattr(d, "path", d)) for d in loc.log_dirs)  # as replay names a broker's log dirs
+
+
+# ----------------------------------------------------------------------------- the plan
+@dataclass
+class Plan:
+    """What the driver read: the scan tasks, the brokers' rows, and the KRaft metadata logs found."""
+
+    tasks: pd.DataFrame
+    brokers: list[dict[str, object]]
+    #: per snapshot id: its context (snapshot id and time, cluster, broker id)
+    contexts: dict[str, Context] = field(default_factory=dict)
+    #: per snapshot id: its own metadata-log partitions (``scan`` checks the broker's replicas against them)
+    snapshot_metadata: dict[str, list[PartitionLog]] = field(default_factory=dict)
+    #: per cluster: the log dirs holding a metadata log (the controller's record ``replay`` reads)
+    cluster_metadata: dict[str | None, list[EvidencePath]] = field(default_factory=dict)
+    #: per snapshot id: what executors need (spec, its log dirs, whether it holds ``__transaction_state``)
+    snapshots: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: per snapshot id: what the driver reported about it (:func:`kforensics.scan.broker.finding_key`)
+    reported: dict[str, set[tuple]] = field(default_factory=dict)
+    #: per snapshot id: the findings the driver found about it (archive, log dirs, root files)
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+
+
+def plan(snapshots: list[Snapshot] | list[Located], staging: str, filesystem: FileSystem = None) -> Plan:
+    """Read every snapshot's listing and root files on the driver (writing the root files' tables under
+    ``staging``); the partition dirs become tasks.  Snapshots not yet :func:`locate`-d are located first (and
+    refused as there)."""
+    located = [s for s in snapshots if isinstance(s, Located)]
+    if len(located) != len(snapshots):
+        located = locate([s for s in snapshots if isinstance(s, Snapshot)])
+    out = Plan(pd.DataFrame(columns=TASK_COLUMNS), [])
+    tasks: list[dict[str, object]] = []
+    for loc in located:
+        tasks += _plan_snapshot(loc, out, staging, filesystem)
+    out.tasks = pd.DataFrame(tasks, columns=TASK_COLUMNS)
+    return out
+
+
+def _read_root_files(loc: Located, broker: BrokerIdentity, findings: FindingLog, report: ScanReport
+                     ) -> list[LogDirPlan]:
+    """``plan_log_dir`` of each of the snapshot's log dirs, and the archive's damage found on the way."""
+    try:
+        plans = [plan_log_dir(d, broker, findings, report.files, report.checkpoints) for d in loc.log_dirs]
+        # members found damaged while the driver read them (root files), as scan_log_dirs reports them at the
+        # end; those under a partition dir are the executor's that scans it
+        known = {finding_key(f) for f in findings}
+        under = [tuple(getattr(pd_.path, "parts", ())) for p in plans for pd_, _ in p.partitions]
+        archive = getattr(loc.root, "archive", None)
+        findings.extend(f for f in archive_damage(archive, None, under) if finding_key(f) not in known)
+        return plans
+    except Exception as e:  # noqa: BLE001 - an archive or remote filesystem that fails while read: a finding
+        findings.add(finding("SNAPSHOT_UNREADABLE", f"{type(e).__name__}: {e}", file=loc.snapshot.spec))
+        return []
+
+
+def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem) -> list[dict[str, object]]:
+    """Plan one snapshot into ``out``; its tasks."""
+    snap = loc.snapshot
+    broker, findings = BrokerIdentity(), FindingLog()
+    report = ScanReport(broker, [], [], [], [])
+    plans = _read_root_files(loc, broker, findings, report)
+    context: Context = {"snapshot_id": snap.snapshot_id, "snapshot_time": snap.snapshot_time,
+                        "cluster": snap.cluster or broker.cluster_id,
+                        "broker_id": fit(snap.broker_id if snap.broker_id is not None else broker.node_id,
+                                         pa.int32())}
+    out.contexts[snap.snapshot_id] = context
+    report.findings = findings.findings()
+    out.findings[snap.snapshot_id] = report.findings
+    out.reported[snap.snapshot_id] = {finding_key(f) for f in report.findings}
+    for name, make in REPORT_TABLES.items():
+        files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
+    tasks, has_txn_state = _tasks(loc, plans, context, out)
+    suffixed = any(pd_.name.suffix in ("delete", "stray") for p in plans for pd_, _ in p.partitions)
+    out.snapshots[snap.snapshot_id] = {
+        "spec": snap.spec, "log_dirs": [to_hex(relative(loc.root, p.log_dir.path)) for p in plans],
+        "transaction_state": has_txn_state,
+        # whether the broker checks read this snapshot's partition rows (see broker_checks)
+        "checks": suffixed or snap.snapshot_id in out.snapshot_metadata}
+    archive = getattr(loc.root, "archive", None)
+    out.brokers.append({**context, "spec": snap.spec, "log_dirs": json.dumps(broker.log_dirs),
+                        "meta_version": broker.meta_version, "directory_ids": json.dumps(broker.directory_ids),
+                        "clean_shutdown": json.dumps(broker.clean_shutdown),
+                        "archive_members_ignored": getattr(archive, "untrusted_count", 0)})
+    return tasks
+
+
+def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
+           ) -> tuple[list[dict[str, object]], bool]:
+    """The snapshot's partition dirs as scan tasks (its metadata logs noted in ``out``), and whether it holds
+    ``__transaction_state``."""
+    snap = loc.snapshot
+    tasks, has_txn_state = [], False
+    for p in plans:
+        metadata_logs = [pd_ for pd_, _ in p.partitions if pd_.is_metadata_log and pd_.name.suffix is None]
+        if metadata_logs:
+            out.snapshot_metadata.setdefault(snap.snapshot_id, []).extend(metadata_logs)
+            out.cluster_metadata.setdefault(context["cluster"], []).append(p.log_dir)
+        log_dir = relative(loc.root, p.log_dir.path)
+        for pd_, pctx in p.partitions:
+            has_txn_state |= pd_.topic == TRANSACTION_STATE_TOPIC and pd_.name.suffix is None
+            tasks.append({
+                "snapshot_id": snap.snapshot_id, "log_dir": fit(log_dir, pa.string()),
+                "dir_name": fit(pd_.dir_name, pa.string()), "raw": json.dumps([to_hex(log_dir), to_hex(pd_.dir_name)]),
+                "broker_id": context["broker_id"], "cluster": context["cluster"],
+                "snapshot_time": snap.snapshot_time, "context": json.dumps(asdict(pctx)),
+                "part": task_part(snap.snapshot_id, pd_.dir_name),
+            })
+    return tasks, has_txn_state
+
+
+# ----------------------------------------------------------------------------- metadata logs
+_UNSAID = object()
+
+
+def metadata_by_cluster(metadata: MetadataInputs, clusters: set[str | None]) -> dict[str | None, list[str]]:
+    """Explicit metadata inputs (``--metadata``) by cluster.
+
+    Each input is a path, or a ``(cluster, path)`` pair that says its
+    cluster (a dict of paths by cluster says it for all of them).  A plain
+    path belongs to the cluster its log dir's meta.properties names, else to
+    the snapshots' cluster when they are all of one; otherwise
+    :class:`MetadataInputError` (say ``CLUSTER=PATH``), as for a path that
+    does not exist: before Spark runs anything.
+    """
+    from ..log.metadata_log import find_metadata_sources
+
+    items = [(c, p) for c, ps in metadata.items() for p in ps] if isinstance(metadata, dict) else [
+        m if isinstance(m, tuple) else (_UNSAID, m) for m in (metadata or [])]
+    out: dict[str | None, list[str]] = {}
+    for cluster, path in items:
+        try:
+            named = {c for c in find_metadata_sources([path]).cluster_ids.values() if c is not None}
+        except FileNotFoundError as e:
+            raise MetadataInputError(f"--metadata: {e}") from None
+        if cluster is _UNSAID:
+            if len(named) == 1:
+                cluster = named.pop()
+            elif len(clusters) == 1:
+                cluster = next(iter(clusters))
+            else:
+                raise MetadataInputError(
+                    f"--metadata: {path}: its cluster is not known (no meta.properties beside it) and the snapshots "
+                    f"are of {len(clusters)} clusters ({', '.join(sorted(map(str, clusters)))}); give CLUSTER=PATH")
+        out.setdefault(cluster, []).append(path)
+    return out
+
+
+def build_timelines(plan_: Plan, metadata: dict[str | None, list[str]]
+                    ) -> tuple[dict[str | None, Timeline], dict[str | None, list[Finding]]]:
+    """One KRaft timeline per cluster, from its snapshots' metadata logs and the explicit inputs, as ``replay``
+    builds it; and per cluster the findings of building it (written once the scan stage has said what it read:
+    each finding once)."""
+    from ..kraft.timeline import build_timeline
+
+    timelines: dict[str | None, Timeline] = {}
+    findings: dict[str | None, list[Finding]] = {}
+    for cluster in sorted(set(plan_.cluster_metadata) | set(metadata), key=lambda c: (c is not None, str(c))):
+        # as replay_all: the explicit inputs first, then the log dirs holding a metadata log
+        inputs = list(metadata.get(cluster, [])) + list(plan_.cluster_metadata.get(cluster, []))
+        try:
+            tl = build_timeline(inputs)
+        except Exception as e:  # noqa: BLE001 - an unreadable archive member: the cluster replays without it
+            where = ", ".join(str(getattr(x, "path", x)) for x in inputs)
+            findings[cluster] = [finding("SNAPSHOT_UNREADABLE", f"the metadata log could not be read: "
+                                         f"{type(e).__name__}: {e}", file=where)]
+            continue
+        timelines[cluster] = tl
+        findings[cluster] = list(tl.findings)
+    return timelines, findings
+
+
+def write_timeline_findings(findings: dict[str | None, list[Finding]], reported: dict[str | None, set[tuple]],
+                            staging: str, filesystem: FileSystem = None) -> None:
+    """The timelines' findings, each cluster's but those the scan stage reported already (the same metadata
+    segments read by the scan of a snapshot that holds them)."""
+    for i, cluster in enumerate(sorted(findings, key=lambda c: (c is not None, str(c)))):
+        seen = reported.get(cluster, set())
+        files.write_findings([f for f in findings[cluster] if finding_key(f) not in seen], staging, f"t-{i}",
+                             cluster_context(cluster), filesystem)
+
+
+# ----------------------------------------------------------------------------- archives
+def _member(name: str) -> str:
+    return "/".join(p for p in name.split("/") if p not in (".", ""))
+
+
+def archive_damage(archive: TarArchive | None, under: tuple[str, ...] | None,
+                   outside: list[tuple[str, ...]] = ()) -> list[Finding]:
+    """The archive's findings about members whose data turned out damaged when they were read
+    (:meth:`~kforensics.log.sources.TarArchive.findings`): those under the directory ``under`` (a partition dir
+    an executor scanned), or with ``under`` None those under none of ``outside`` (read by the driver: root
+    files)."""
+    if archive is None:
+        return []
+    out = []
+    for f in archive.findings():
+        if f.code != "ARCHIVE_DAMAGED" or f.position is None or "member" not in f.facts:
+            continue
+        member = _member(str(f.facts["member"]))
+        if under is not None:
+            if member.startswith("/".join(under) + "/"):
+                out.append(f)
+        elif not any(member.startswith("/".join(d) + "/") for d in outside):
+            out.append(f)
+    return out

@@ -1,0 +1,305 @@
+"""The scan stage, on the executors: each task scans partition dirs as ``kforensics scan`` scans them.
+
+Each partition dir is scanned by :func:`kforensics.scan.partition.scan_partition`
+(transactions checked against the snapshot's own ``__transaction_state``, as
+``scan`` checks them); its batch rows stream to Parquet while the replica's
+summary is computed (:class:`~kforensics.spark.window.SketchSink`); its other
+table rows are gathered and written once per table when the task ends.  A
+``__consumer_offsets`` copy's committed offsets are read
+(:func:`kforensics.consumers.committed_offsets.read_copy`) and travel back in
+the task's status row.  A dir that cannot be scanned becomes a
+``SCAN_FAILED`` finding; the task goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import pandas as pd
+import pyarrow as pa
+
+from ..epoch.versions import KafkaVersion
+from ..findings import Finding, finding
+from ..formats.group_coordinator import TOPIC as CONSUMER_OFFSETS_TOPIC
+from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
+from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
+from ..log.partition import PartitionLog, open_partition
+from ..log.sources import resolve, split_uri
+from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport
+from ..tables.replay_tables import PARTITION_COLUMNS
+from ..tables.scan_tables import REPORT_ROWS, write_table
+from ..tables.schemas import fit, table as table_of
+from ..scan.partition import CoordinatorSource
+from . import files
+from .batch_files import DirBatches, TaskBatches
+from .broker_checks import finding_keys
+from .files import Context, FileSystem
+from .names import from_hex, optional_int, present, spark_task_part
+from .plan import EvidencePath, archive_damage
+from .schemas import CHECK_COLUMNS, NAMED_TABLES, PENDING, STATUS_COLUMNS, TaskRow, hive_dir
+from .window import INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, replica_of_tables
+
+#: per snapshot id what executors need (:attr:`kforensics.spark.plan.Plan.snapshots`)
+SnapshotInfo = dict[str, object]
+#: rows of one table a task holds as dicts before they become an Arrow table (memory stays bounded)
+GATHER_ROWS = 4096
+
+_ROOTS: dict[str, EvidencePath] = {}
+#: the snapshots' coordinator views read in this executor process
+_COORDINATORS: dict[tuple[str, str], CoordinatorSource] = {}
+
+
+def root_of(spec: str) -> EvidencePath:
+    """The snapshot's root, resolved once per executor process (one archive index or filesystem handle)."""
+    if spec not in _ROOTS:
+        _ROOTS[spec] = resolve(spec)
+    return _ROOTS[spec]
+
+
+def open_dir(spec: str, log_dir: str, dir_name: str) -> PartitionLog:
+    """A partition dir of a snapshot (names as they are on disk)."""
+    root = root_of(spec)
+    ld = root / log_dir if log_dir else root
+    return open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
+
+
+def snapshot_coordinator(snapshot_id: str, info: SnapshotInfo) -> CoordinatorSource | None:
+    """The transaction coordinator's view of the snapshot's own ``__transaction_state`` (read on first use, once per
+    executor process), as ``scan`` checks a broker's transactions; None when the snapshot holds none."""
+    if not info.get("transaction_state"):
+        return None
+    key = (snapshot_id, info["spec"])
+    if key not in _COORDINATORS:
+        root = root_of(str(info["spec"]))
+        dirs = [root / from_hex(d) if d else root for d in info.get("log_dirs", [])]
+        _COORDINATORS[key] = CoordinatorSource({None: dirs})
+    return _COORDINATORS[key]
+
+
+def _add_findings(have: list[Finding], extra: list[Finding]) -> list[Finding]:
+    """``extra`` findings not already in ``have`` (a second reader of the same files: each reported once, as
+    ``scan`` adds its coordinators' findings)."""
+    seen = {(f.code, f.file, f.position) for f in have}
+    out = []
+    for f in extra:
+        if (f.code, f.file, f.position) not in seen:
+            seen.add((f.code, f.file, f.position))
+            out.append(f)
+    return out
+
+
+def report_rows(report: ScanReport, context: Context) -> dict[str, list[dict]]:
+    """The rows of the report tables ``scan --out`` writes (all but ``batches``), each fitted to its table's schema
+    (rows, not tables: a task gathers the rows of all its dirs and builds each table once)."""
+    from ..tables.schemas import fit_rows
+
+    return {name: fit_rows(name, make(report, context)) for name, make in REPORT_ROWS.items()}
+
+
+def severities(rows: list[dict]) -> str | None:
+    """A findings table's rows per severity, as JSON (what the summary counts)."""
+    if not rows:
+        return None
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[str(r["severity"])] = counts.get(str(r["severity"]), 0) + 1
+    return json.dumps(counts)
+
+
+def sketch_row(fitted: dict) -> dict:
+    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row fitted to its schema (see
+    :func:`kforensics.tables.schemas.fit_rows`): what the table would give back for them."""
+    return {c: fitted[c] for c in PARTITION_COLUMNS}
+
+
+def make_sketch(partition: dict, sink: SketchSink, scan: PartitionScan, batches: str | None,
+                filesystem: FileSystem = None) -> Sketch:
+    """What the replay stage needs of a scanned replica: its partition row (fitted, as in the ``partitions``
+    table) and summary, and the replica itself when it is small (else where its batch rows are)."""
+    import pyarrow.parquet as pq
+
+    row = sketch_row(partition)
+    sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
+    if sink.rows <= INLINE_ROWS:
+        # the rows the sink kept as they streamed by (the file is not read back)
+        sketch.replica = sink.replica(row)
+        if sketch.replica is None:
+            sketch.replica = replica_of_tables(
+                [pq.read_table(batches, columns=WINDOW_COLUMNS, filesystem=filesystem)] if sink.rows else [], row)
+    return sketch
+
+
+class Gathered:
+    """One Spark task's report rows, gathered and written once per table (a file per cluster and topic:
+    :func:`kforensics.spark.files.write`) when the task ends; the ``batches`` rows go to their own files
+    meanwhile.  Building a table per partition dir would cost more than scanning a small one."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict]] = {}
+        self.tables: dict[str, list[pa.Table]] = {}
+
+    def add(self, rows: dict[str, list[dict]]) -> None:
+        for name, rs in rows.items():
+            if rs:
+                held = self.rows.setdefault(name, [])
+                held += rs
+                if len(held) >= GATHER_ROWS:
+                    self.tables.setdefault(name, []).append(table_of(name, held, fitted=True))
+                    self.rows[name] = []
+
+    def write(self, staging_path: str, part: str, filesystem: FileSystem = None) -> None:
+        for name, rs in self.rows.items():
+            if rs:
+                self.tables.setdefault(name, []).append(table_of(name, rs, fitted=True))
+        for name, ts in self.tables.items():
+            files.write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
+        self.rows, self.tables = {}, {}
+
+
+@dataclass
+class TaskOutput:
+    """Where a task's rows go: ``staging_path`` on ``filesystem``, the batch rows under ``batches_dir``, the other
+    rows gathered for the task's files (``gathered``; written at once without it)."""
+
+    staging_path: str
+    filesystem: FileSystem
+    batches_dir: str = "batches"
+    gathered: Gathered | None = None
+    task_batches: TaskBatches | None = None
+
+    def keep(self, rows: dict[str, list[dict]], part: str, pending: bool = False) -> None:
+        """A dir's report rows: gathered for the task's files, or written now; those whose topic the broker checks
+        may correct (``pending``) kept apart under :data:`PENDING`."""
+        if pending:
+            for name in NAMED_TABLES:
+                rs = rows.pop(name)
+                if rs:
+                    d = f"{self.staging_path}/{PENDING}/{name}"
+                    files.mkdirs(self.filesystem, d)
+                    write_table(table_of(name, rs, fitted=True), f"{d}/{part}.parquet", self.filesystem)
+        if self.gathered is not None:
+            self.gathered.add(rows)
+        else:
+            for name, rs in rows.items():
+                files.write(name, table_of(name, rs, fitted=True), self.staging_path, part, self.filesystem)
+
+
+def _context(t: TaskRow) -> Context:
+    return {"snapshot_id": t.snapshot_id, "snapshot_time": present(t.snapshot_time), "cluster": present(t.cluster),
+            "broker_id": optional_int(t.broker_id)}
+
+
+def _internal_topic_findings(pdir: PartitionLog, broker_id: int | None) -> tuple[list[Finding], bytes | None]:
+    """What a second reader finds in an internal topic's copy (its records that do not decode), and a
+    ``__consumer_offsets`` copy's committed offsets (pickled, for the driver)."""
+    if pdir.name.suffix is None and pdir.topic == CONSUMER_OFFSETS_TOPIC:
+        from ..consumers.committed_offsets import read_copy
+
+        copy = read_copy(pdir, broker_id)
+        return list(copy.findings), pickle.dumps(copy)
+    if pdir.name.suffix is None and pdir.topic == TRANSACTION_STATE_TOPIC:
+        from ..transactions.coordinator import read_transaction_state
+
+        return list(read_transaction_state([(None, pdir)]).findings), None
+    return [], None
+
+
+def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion, batches: DirBatches
+              ) -> tuple:
+    """Scan the task's dir (its batches into ``batches``); keep its rows; its status row."""
+    from ..scan.partition import scan_partition, transaction_coordinator
+
+    context = _context(t)
+    log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
+    pdir = open_dir(str(info["spec"]), log_dir, dir_name)
+    sink = SketchSink(batches)
+    with transaction_coordinator(snapshot_coordinator(t.snapshot_id, info)):
+        scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
+                              batch_sink=sink)
+    held = batches.close()  # None: its rows are held for the task's file (a small replica, not read back)
+    extra, payload = _internal_topic_findings(pdir, context["broker_id"])
+    extra += archive_damage(getattr(root_of(str(info["spec"])), "archive", None),
+                            tuple(getattr(pdir.path, "parts", ())) or None)
+    report = ScanReport(BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]), [scan],
+                        _add_findings(scan.findings, extra), scan.files)
+    rows = report_rows(report, context)
+    sketch = None
+    if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
+        sketch = pickle.dumps(make_sketch(rows["partitions"][0], sink, scan, held, out.filesystem),
+                              protocol=pickle.HIGHEST_PROTOCOL)
+    check = None
+    if info.get("checks"):
+        picked = [{c: r[c] for c in CHECK_COLUMNS} for r in rows["partitions"]]
+        keys = finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
+        check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
+    counts = severities(rows["findings"])
+    out.keep(rows, t.part, pdir.name.suffix in ("delete", "stray"))
+    return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
+            fit(pdir.topic, pa.string()), pdir.partition, sketch, counts, check)
+
+
+def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion) -> tuple:
+    """Scan one task's partition dir: its batch rows streamed to their file, its other table rows kept (see
+    :class:`TaskOutput`); its status row (:data:`STATUS_COLUMNS`: with the pickled committed offsets of a
+    ``__consumer_offsets`` copy, its findings per severity, and what the broker checks read of it when its
+    snapshot needs them)."""
+    context = _context(t)
+    try:
+        name = parse_partition_dir_name(from_hex(json.loads(t.raw)[1]))
+    except Exception:  # noqa: BLE001 - a task that cannot be read fails below, where it becomes a finding
+        name = None
+    batch_dir = f"{out.staging_path}/{out.batches_dir}/" + hive_dir(
+        "batches", context["cluster"], fit(getattr(name, "topic", None), pa.string()))[len("batches/"):]
+    own = out.task_batches is None  # without the task's files (a caller scanning one dir), a file of its own
+    task_batches = out.task_batches if not own else TaskBatches(t.part, out.filesystem)
+    writer = None
+    try:
+        files.mkdirs(out.filesystem, batch_dir)
+        writer = DirBatches(task_batches, batch_dir, f"{batch_dir}/{t.part}.parquet", context, out.filesystem)
+        status = _scan_dir(t, info, out, kafka_version, writer)
+        writer.commit()  # only now: a dir that fails leaves no batch rows without its partition row
+        writer = None
+        if own:
+            task_batches.close()
+        return status
+    except Exception as e:  # noqa: BLE001 - never lose the task: the failure becomes a finding row
+        if writer is not None and writer.abandon():
+            files.rmtree(out.filesystem, writer.path)  # no batch rows without their partition row
+        err = f"{type(e).__name__}: {e}"
+        f = finding("SCAN_FAILED", f"internal error scanning this partition: {err}",
+                    file="/".join(str(x) for x in (info.get("spec"), t.log_dir, t.dir_name) if x),
+                    traceback=traceback.format_exc()[-2000:])
+        broker = BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"])
+        rows = report_rows(ScanReport(broker, [], [f], []), context)
+        counts = severities(rows["findings"])
+        out.keep(rows, t.part)
+        return (t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None,
+                counts, None)
+
+
+def scan_tasks(staging: str, kafka_version: KafkaVersion, snapshots: object = None, batches_dir: str = "batches"
+               ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """The mapInPandas function: scan each task's partition dir (batch rows streamed to a file per dir); the
+    task's other table rows are written at its end, one file per table, cluster and topic.
+
+    ``snapshots``: per snapshot id what :attr:`~kforensics.spark.plan.Plan.snapshots` says (or a Spark broadcast
+    of it).
+    """
+
+    def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        filesystem, staging_path = split_uri(staging)
+        info = getattr(snapshots, "value", snapshots) or {}
+        part = spark_task_part("s")
+        out = TaskOutput(staging_path, filesystem, batches_dir, Gathered(), TaskBatches(part, filesystem))
+        statuses = [scan_task(t, info.get(t.snapshot_id, {}), out, kafka_version)
+                    for frame in frames for t in frame.itertuples(index=False)]
+        out.task_batches.close()
+        out.gathered.write(staging_path, part, filesystem)
+        yield pd.DataFrame(statuses, columns=STATUS_COLUMNS)
+
+    return run

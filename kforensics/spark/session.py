@@ -1,0 +1,109 @@
+"""The Spark session: starting one (or reusing the one running), checking a master first, and Spark's errors.
+
+Nothing here runs before the inputs and the output have been checked: a
+JVM is started only for a job that can run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+from ..errors import InternalError, UsageError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class MasterUnreachable(UsageError):
+    """The Spark master named by ``--master`` does not answer."""
+
+
+class SparkStartFailed(UsageError):
+    """Spark could not start (no Java, a master that refuses the application, a bad configuration)."""
+
+
+class SparkJobFailed(InternalError):
+    """The Spark job itself failed (not one task or group, which become findings): an internal error."""
+
+
+def under_spark_submit() -> bool:
+    """Whether this process is a driver spark-submit started (its JVM is already up, and its master stands):
+    pyspark connects to that JVM in the same case."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
+            app: str = "kforensics") -> SparkSession:
+    """A SparkSession (embedded ``local[*]`` unless told otherwise; ``None`` leaves the master to
+    spark-submit); executors use this Python."""
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    b = SparkSession.builder.appName(app)
+    if master:
+        b = b.master(master)
+    if master and master.startswith("local"):
+        # embedded mode: keep every socket on loopback
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    b = (b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
+         .config("spark.ui.showConsoleProgress", "false"))
+    for k, v in (conf or {}).items():
+        b = b.config(k, v)
+    return b.getOrCreate()
+
+
+def start(master: str | None, conf: dict[str, str]) -> tuple[SparkSession, bool]:
+    """A SparkSession and whether this call started it (one already running in this process is reused and left
+    running); :class:`SparkStartFailed` with one line saying why Spark could not start."""
+    try:
+        from pyspark.sql import SparkSession
+
+        running = SparkSession.getActiveSession()
+        return session(master, conf), running is None
+    except Exception as e:  # no Java, a master refusing the application, a bad --conf
+        raise SparkStartFailed(f"cannot start Spark (master {master or 'of spark-submit'}): {short_error(e)}") from e
+
+
+def check_master(master: str | None, timeout: float = 5.0) -> None:
+    """Fail fast, before a JVM starts, when a standalone master (``spark://host:port[,host:port]``) accepts no
+    connection: raise :class:`MasterUnreachable` with one line saying so.  Other masters are left to Spark."""
+    if not master or not master.startswith("spark://"):
+        return
+    errors = []
+    for hostport in master[len("spark://"):].split(","):
+        host, _, port = hostport.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                return
+        except (OSError, ValueError) as e:
+            errors.append(f"{hostport}: {e.strerror if isinstance(e, OSError) and e.strerror else e}")
+    raise MasterUnreachable(f"cannot reach the Spark master {master} ({'; '.join(errors)})")
+
+
+def short_error(e: BaseException, limit: int = 300) -> str:
+    """One line for an error from Spark: the Java exception's first line when there is one (a Py4J error's text
+    is the whole Java stack)."""
+    text = None
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        try:
+            text = java.toString()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            text = None
+    if not text:
+        text = str(e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+    line = next((ln for ln in lines if not ln.startswith("An error occurred while calling")), lines[0] if lines
+                else type(e).__name__)
+    line = line.lstrip(": ")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def from_spark(e: BaseException) -> bool:
+    """Whether ``e`` was raised by Spark or Py4J (the JVM side of the job), not by kforensics' Python code."""
+    return type(e).__module__.split(".")[0] in ("py4j", "pyspark")

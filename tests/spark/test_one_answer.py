@@ -1,0 +1,214 @@
+"""One answer (#22): on the same evidence ``kforensics spark`` says what ``scan`` and ``replay`` say.
+
+Its findings (each once: the scan stage's and the replay stage's copies of one observation were both listed), its
+verdicts and its partitions equal the single-process commands' row for row; it refuses the inputs they refuse, with
+their sentences, exit 2, before a JVM starts (before: a missing path or a non-Kafka dir started Spark, wrote 14
+empty tables and exited 1; the parent of several broker dirs was taken as one snapshot; two snapshots of broker 1
+were replayed as one replica).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import REALDATA, ROOT, file_tree
+from kforensics.cli import main
+from kforensics.consumers.replay_impact import replay_impact
+from kforensics.formats.meta_properties import encode
+from kforensics.replay.report import replay_all
+from kforensics.scan.broker import finding_key
+from kforensics.spark.inputs import Snapshot
+from kforensics.spark.job import run
+from kforensics.spark.tables import read_pandas
+
+SCENARIOS = ROOT / "fixtures" / "scenarios"
+UNCLEAN = SCENARIOS / "unclean-leader-election"
+HEALTHY = SCENARIOS / "healthy-3-brokers"
+#: the real 3-broker KRaft cluster of the issue (../shared)
+HIAGE = [REALDATA / "hiage__kafka-raft__c5f680e" / "data" / f"kafka{i}" for i in (1, 2, 3)]
+
+
+# ----------------------------------------------------------------------------- refusals, before a JVM starts
+@pytest.fixture
+def no_spark(monkeypatch):
+    """Fail the test if anything starts Spark."""
+    import kforensics.spark.session as spark_session
+
+    def refuse(*a, **k):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(spark_session, "session", refuse)
+
+
+def invoke(*args: str):
+    t = time.perf_counter()
+    r = CliRunner().invoke(main, list(args))
+    return r, time.perf_counter() - t
+
+
+def sentence(stderr: str) -> str:
+    """The refusal's sentence, however the command frames it (click's ``Error: Invalid value for X:`` or
+    ``kforensics:``)."""
+    line = [ln for ln in stderr.splitlines() if ln.startswith(("Error:", "kforensics:"))][-1]
+    line = line.split(": ", 1)[1]
+    return line.split(": ", 1)[1] if line.startswith("Invalid value for") else line
+
+
+def refused(tmp_path: Path, *snapshots: str, extra: tuple[str, ...] = ()) -> str:
+    """``kforensics spark SNAPSHOTS --out OUT``: exit 2, fast, nothing written; its sentence."""
+    before = file_tree(tmp_path)
+    r, took = invoke("spark", *snapshots, "--out", str(tmp_path / "out"), *extra)
+    assert r.exit_code == 2, r.output
+    assert not r.stdout and "Traceback" not in r.stderr, r.output
+    assert took < 10 and file_tree(tmp_path) == before and not (tmp_path / "out").exists()
+    return sentence(r.stderr)
+
+
+def test_a_missing_snapshot_is_refused_as_replay_refuses_it(tmp_path, no_spark):
+    missing = tmp_path / "gone"
+    r, _ = invoke("replay", str(HEALTHY / "broker-1"), str(missing))
+    assert r.exit_code == 2
+    said = refused(tmp_path, str(HEALTHY / "broker-1"), str(missing))
+    assert said == sentence(r.stderr) == f"Path {str(missing)!r} does not exist."
+
+
+def test_a_dir_that_is_not_kafka_is_refused_as_scan_refuses_it(tmp_path, no_spark):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "README.txt").write_text("not a broker")
+    r, _ = invoke("scan", str(notes))
+    assert r.exit_code == 2 and "holds no Kafka log dir" in r.stderr
+    assert refused(tmp_path, str(HEALTHY / "broker-1"), str(notes)) == sentence(r.stderr)
+
+
+def test_the_parent_of_several_brokers_is_refused_as_scan_refuses_it(tmp_path, no_spark):
+    """Before: taken as one snapshot (every partition's replicas became one broker's)."""
+    r, _ = invoke("scan", str(HEALTHY))
+    assert r.exit_code == 2 and "holds the log dirs of several brokers" in r.stderr
+    assert refused(tmp_path, str(HEALTHY)) == sentence(r.stderr)
+
+
+def test_two_snapshots_of_one_broker_are_refused_as_replay_refuses_them(tmp_path, no_spark):
+    """Two snapshots that are both broker 1 of one cluster, with different data (before: both scanned, one of them
+    replayed, verdict OK, no finding).  Snapshots of one broker at different times (a manifest's snapshot_time) are
+    a history, not a mistake: the latest is replayed."""
+    other = tmp_path / "ev" / "broker-2-as-1"
+    shutil.copytree(HEALTHY / "broker-2", other)
+    (other / "meta.properties").write_bytes(encode(1, 1, "scenario-healthy-3-brokers"))
+    r, _ = invoke("replay", str(HEALTHY / "broker-1"), str(other))
+    assert r.exit_code == 2
+    want = sentence(r.stderr)
+    said = refused(tmp_path, str(HEALTHY / "broker-1"), str(other))
+    clause = f"two of the log dirs given are broker 1 ({HEALTHY / 'broker-1'} and {other}): give each broker once"
+    assert want.startswith(clause) and said.startswith(clause), (want, said)
+    manifest = tmp_path / "m.csv"
+    manifest.write_text(f"path,snapshot_time\n{HEALTHY / 'broker-1'},2026-01-01\n{other},2026-01-02\n")
+    from kforensics.spark.plan import locate
+    from kforensics.spark.inputs import resolve_snapshots
+
+    assert len(locate(resolve_snapshots([], str(manifest)))) == 2
+
+
+def test_an_unknown_kafka_version_is_refused_with_the_known_ones(tmp_path, no_spark):
+    """Before: ``--kafka-version 9.9`` was taken as Kafka 9.9's rules."""
+    said = refused(tmp_path, str(HEALTHY / "broker-1"), extra=("--kafka-version", "9.9"))
+    assert "9.9" in said and "known" in said and "3.9" in said, said
+
+
+# ----------------------------------------------------------------------------- the same answer
+def _combined(tmp: Path) -> list[Path]:
+    """The unclean-election scenario's brokers as KRaft combined nodes (a copy of the metadata log in each log dir):
+    ``scan`` checks each broker's replicas against its copy, and ``replay`` checks them again."""
+    out = []
+    for b in sorted(UNCLEAN.glob("broker-*")):
+        d = tmp / "combined" / b.name
+        shutil.copytree(b, d)
+        shutil.copytree(UNCLEAN / "controller" / "__cluster_metadata-0", d / "__cluster_metadata-0")
+        out.append(d)
+    return out
+
+
+def clusters(tmp: Path) -> dict[str, list[Path]]:
+    """The clusters compared: combined KRaft nodes, a damaged broker alone, a healthy scenario, and the real 3-broker
+    KRaft cluster when ../shared is there."""
+    out = {"combined": _combined(tmp), "damaged": [ROOT / "fixtures" / "brokers" / "damaged"],
+           "healthy": sorted(HEALTHY.glob("broker-*"))}
+    if all(d.exists() for d in HIAGE):
+        out["hiage"] = HIAGE
+    return out
+
+
+@pytest.fixture(scope="module")
+def both(spark, tmp_path_factory):
+    """Per cluster: what ``scan --out`` (each broker) and ``replay`` (all of them) say, and the Spark job's tables."""
+    tmp = tmp_path_factory.mktemp("one-answer")
+    cases = clusters(tmp)
+    snaps = [Snapshot(str(d), f"{name}-{i}", cluster=name) for name, dirs in cases.items()
+             for i, d in enumerate(dirs)]
+    run(spark, snaps, str(tmp / "out"))
+    cli = {}
+    for name, dirs in cases.items():
+        scans = {}
+        for i, d in enumerate(dirs):
+            r = CliRunner().invoke(main, ["scan", str(d), "--format", "json", "--out", str(tmp / f"scan-{name}-{i}")])
+            assert r.exit_code in (0, 1), r.output
+            scans[f"{name}-{i}"] = json.loads(r.stdout)
+        report = replay_all([str(d) for d in dirs])
+        cli[name] = SimpleNamespace(scans=scans, replay=report, impact=replay_impact(report, report.log_dirs))
+    tables = {t: read_pandas(str(tmp / "out"), t) for t in ("findings", "verdicts", "partitions")}
+    return cli, tables
+
+
+def _row(code, file, position, severity) -> tuple:
+    return code, file, None if position is None or position != position else int(position), str(severity)
+
+
+def expected_findings(c: SimpleNamespace) -> Counter:
+    """``scan``'s findings of every broker, and ``replay``'s (with its consumer and transaction impact) that no
+    scan reported: each observation once."""
+    scanned = [f for doc in c.scans.values() for f in doc["findings"]]
+    keys = {finding_key(SimpleNamespace(code=f["code"], file=f["file"], position=f["position"], line=f["line"],
+                                        facts=f["facts"])) for f in scanned}
+    replayed = list(c.replay.findings) + [f for p in c.replay.partitions for f in p.findings] + list(c.impact.findings)
+    return Counter([_row(f["code"], f["file"], f["position"], f["severity"]) for f in scanned]
+                   + [_row(f.code, f.file, f.position, f.severity) for f in replayed if finding_key(f) not in keys])
+
+
+def test_findings_are_scans_and_replays_each_once(both):
+    """Row for row (code, file, position, severity) per cluster.  Before: the replicas' epochs against the
+    controller's grants were listed by the scan stage and again by the replay stage (on the real 3-broker KRaft
+    cluster, 334 rows where the three scans have 212), and the timeline's findings once per node and once more."""
+    cli, tables = both
+    f = tables["findings"]
+    for name, c in cli.items():
+        rows = f[f["cluster"] == name]
+        got = Counter(_row(r.code, r.file, r.position, r.severity) for r in rows.itertuples())
+        want = expected_findings(c)
+        assert got == want, (name, sorted((got - want).items())[:5], sorted((want - got).items())[:5])
+    combined = f[f["cluster"] == "combined"]
+    assert "GRANT_NOT_SEEN" in set(combined["code"]), "the case where both stages check the grants"
+
+
+def test_verdicts_and_partitions_are_replays_and_scans(both):
+    cli, tables = both
+    v, parts = tables["verdicts"], tables["partitions"]
+    for name, c in cli.items():
+        got = Counter((r.topic, int(r.partition), int(r.broker_id), r.verdict, r.offsets, int(r.records))
+                      for r in v[v["cluster"] == name].itertuples())
+        want = Counter((p.topic, p.partition, r.broker_id, vd.code, json.dumps(vd.offsets), vd.records)
+                       for p in c.replay.partitions for r in p.replicas for vd in r.verdicts)
+        assert got == want, name
+        cols = ("dir_name", "log_end_offset", "high_watermark", "batch_count")
+        for sid, doc in c.scans.items():
+            mine = parts[parts["snapshot_id"] == sid]
+            assert Counter(tuple(None if x is None or x != x else x for x in (getattr(r, k) for k in cols))
+                           for r in mine.itertuples()) == Counter(tuple(p[k] for k in cols)
+                                                                  for p in doc["partitions"]), sid
