@@ -133,6 +133,28 @@ def recovery_checks(scans: dict, outcome: dict, before: dict) -> list[dict]:
     return out
 
 
+def group_checks(replay: dict, outcome: dict) -> list[dict]:
+    """Whether a group's committed offset points past the partition's end after the restart: kforensics'
+    consumer impact (committed offset against the new leader's log end) against the coordinator's answer
+    and the leader's ListOffsets after the restart."""
+    out = []
+    impacts = {(ci["group"], ci["topic"], ci["partition"]): ci for ci in replay.get("consumer_impact") or []}
+    for group, offs in (outcome.get("group_offsets") or {}).items():
+        if not isinstance(offs, dict) or "error" in offs:
+            continue
+        for tp, off in sorted(offs.items()):
+            topic, _, p = tp.rpartition("-")
+            ends = (outcome.get("end_offsets") or {}).get(topic) or {}
+            end = ends.get(p, ends.get(int(p))) if isinstance(ends, dict) else None
+            if topic not in TOPICS or off is None or off < 0 or not isinstance(end, int):
+                continue
+            ci = impacts.get((group, topic, int(p)))
+            pred = bool(ci) and ci["committed_offset"] > ci["log_end_offset"]
+            out.append(_check("group_offset_past_end", topic, int(p), None, pred, off > end, group=group,
+                              committed=off, end=end, predicted_end=ci["log_end_offset"] if ci else None))
+    return out
+
+
 def compare(run_dir: Path, result: dict) -> dict:
     """All checks of one run, with the replay's and scans' JSON as kforensics wrote them."""
     preds = result["predictions"]
@@ -147,6 +169,7 @@ def compare(run_dir: Path, result: dict) -> dict:
     for p in replay.get("partitions", []):
         if p.get("topic") in TOPICS:
             checks += partition_checks(p, outcome, before, after)
+    checks += group_checks(replay, outcome)
     checks.append(_check("converged", None, None, None, _predicted_converges(replay), bool(outcome.get("converged"))))
     return {"checks": checks}
 

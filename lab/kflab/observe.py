@@ -13,6 +13,7 @@ from .procs import Timeout, wait_for
 from .workload import Workload
 
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
+GROUPS = ["lab-group", "late-group"]
 RECOVERY_LINE = re.compile(r"Truncated (\d+) invalid bytes at the end of segment (\S+) during recovery")
 INVALID_LINE = re.compile(r"Found invalid messages in log segment (\S+) at byte offset (\d+)")
 
@@ -85,6 +86,9 @@ def observe(run_dir: Path, version: str, topics: list[str], order: list[int] | N
         out["states"] = states
         out["epochs"] = {t: _try(lambda t=t: w.leader_epochs(t, sorted(states[t]))) for t in topics
                          if isinstance(states.get(t), dict) and "error" not in states[t]}
+        out["end_offsets"] = {t: _try(lambda t=t: w.end_offsets(t, sorted(states[t]))) for t in topics
+                              if isinstance(states.get(t), dict) and "error" not in states[t]}
+        out["group_offsets"] = {g: _try(lambda g=g: w.group_offsets(g)) for g in GROUPS}
         out["alive_before_stop"] = {n: c.alive(n) for n in (CONTROLLER,) + BROKERS}
     finally:
         out["clean_stop"] = c.stop_clean()

@@ -71,6 +71,10 @@ def stage(run_dir: Path, version: str, scenario: str, seed: int) -> dict:
         base_workload(w, rng)
         story["before_incident"] = {t: w.state(t) for t in LAB_TOPICS}
         INCIDENTS[scenario](c, w, rng, story)
+        try:  # a group that has read what the incident left and committed it: its offsets may now point past the end
+            story["late_group_read"] = w.consume_and_commit(["orders", "events"], "late-group", 100000, 25, idle_s=3)
+        except Exception as e:  # noqa: BLE001 - a group that could not commit is part of the story
+            story["late_group_read"] = f"error: {e}"
         story["at_freeze"] = _safe_states(w)
         w.close(5)
         story["acks"] = w.log.to_json()

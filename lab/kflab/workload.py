@@ -10,7 +10,13 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient, NewTopic, OffsetSpec
 
 from .procs import Timeout, wait_for
@@ -97,6 +103,18 @@ class Workload:
             return s if s["leader"] >= 0 and s["leader"] != old else None
         return wait_for(f"{topic}-{part} leader other than {old}", ok, timeout_s)
 
+    def end_offsets(self, topic: str, parts: list[int], timeout_s: float = 15) -> dict:
+        """partition -> log end offset the leader reports (ListOffsets latest)."""
+        req = {TopicPartition(topic, p): OffsetSpec.latest() for p in parts}
+        fs = self.admin.list_offsets(req, request_timeout=timeout_s)
+        return {tp.partition: f.result(timeout=timeout_s).offset for tp, f in fs.items()}
+
+    def group_offsets(self, group: str, timeout_s: float = 15) -> dict:
+        """'topic-p' -> committed offset of a consumer group, as its coordinator answers."""
+        fs = self.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=timeout_s)
+        res = fs[group].result(timeout=timeout_s)
+        return {f"{tp.topic}-{tp.partition}": tp.offset for tp in res.topic_partitions}
+
     def leader_epochs(self, topic: str, parts: list[int], timeout_s: float = 15) -> dict:
         """partition -> leader epoch the leader reports with its latest offset (ListOffsets)."""
         req = {TopicPartition(topic, p): OffsetSpec.latest() for p in parts}
@@ -153,17 +171,23 @@ class Workload:
             p.flush(timeout_s)
             p.abort_transaction(timeout_s)
 
-    def consume_and_commit(self, topic: str, group: str, max_records: int, timeout_s: float = 30) -> int:
-        """A consumer group member reads up to max_records and commits its position synchronously."""
+    def consume_and_commit(self, topic: str | list, group: str, max_records: int, timeout_s: float = 30,
+                           idle_s: float | None = None) -> int:
+        """A consumer group member reads up to max_records (or until idle_s without a record, once it has
+        some) and commits its position synchronously."""
         c = Consumer(client_conf(self.bootstrap, **{"group.id": group, "auto.offset.reset": "earliest",
                                                     "enable.auto.commit": False, "session.timeout.ms": 10000}))
         got, deadline = 0, time.monotonic() + timeout_s
+        last = time.monotonic()
         try:
-            c.subscribe([topic])
+            c.subscribe(topic if isinstance(topic, list) else [topic])
             while got < max_records and time.monotonic() < deadline:
                 m = c.poll(0.5)
                 if m is not None and m.error() is None:
                     got += 1
+                    last = time.monotonic()
+                elif idle_s is not None and got and time.monotonic() - last > idle_s:
+                    break
             if got:
                 c.commit(asynchronous=False)
         finally:
