@@ -224,6 +224,9 @@ _("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not
 _("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
   "not applicable: report it as a kforensics bug")
 _("REPLAY_FAILED", HIGH, "an internal error while replaying this partition group (Spark); the other groups went "
+_("SHORT_READ", HIGH, "a file, archive member or remote file whose data ended before the size it had when opened "
+  "(it shrank while read, or the copy is cut): read up to that byte, the rest unknown",
+  "not applicable: the evidence changed while read or is incomplete")
   "on, and this one has no verdicts", "not applicable: report it as a kforensics bug")
 _("MORE_FINDINGS", INFO, "more findings of one code in one file than are listed", "not applicable")
 

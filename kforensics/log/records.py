@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,15 @@ from ..formats.compression import CODECS, decompress
 from ..formats.control import decode_control
 from . import kernels
 from .batch_table import COL, new_batch_rows
+from .record_offsets import OffsetOrder, last_offset_delta, wrap_long, wrap_sequence
+from .record_types import (
+    TIMESTAMP_TYPES,
+    BatchEntry,
+    Record,
+    RecordHeader,
+    RecordTable,
+    batch_entry,
+)
 
 #: Bound on one batch's decompressed size (decompression-bomb guard).
 DEFAULT_MAX_DECOMPRESSED = 256 << 20
@@ -36,156 +44,8 @@ RECORD_CHUNK = 1 << 16
 #: Rows turned into Python values at a time.
 _PY_ROWS = 1 << 12
 
-TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-
-
 def _digest(data) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
-
-
-def wrap_long(value: int) -> int:
-    """``value`` as Java's long arithmetic leaves it (two's complement wrap)."""
-    if -(1 << 63) <= value < 1 << 63:
-        return value
-    return (value + (1 << 63)) % (1 << 64) - (1 << 63)
-
-
-def last_offset_delta(base_offset: int, last_offset: int) -> int:
-    """A v2 batch's lastOffsetDelta, from the base and last offsets the walk gives (its sum wraps as a long)."""
-    return wrap_long(last_offset - base_offset)
-
-
-class _OffsetOrder:
-    """Checks record offset deltas, chunk by chunk: within ``0..last`` and strictly increasing.
-
-    :meth:`check` returns the first problem of a chunk (code, record index,
-    delta) and remembers the last delta for the next chunk; a batch reports
-    each problem once.
-    """
-
-    def __init__(self, last: int):
-        self.last = last
-        self.prev: int | None = None
-        self.seen: set[str] = set()
-
-    def check(self, deltas: np.ndarray, first_index: int) -> list[tuple[str, int, int]]:
-        out = []
-        if len(deltas) and "RECORD_OFFSET_OUT_OF_BATCH" not in self.seen:
-            hits = np.flatnonzero((deltas < 0) | (deltas > self.last))
-            if len(hits):
-                i = int(hits[0])
-                out.append(("RECORD_OFFSET_OUT_OF_BATCH", first_index + i, int(deltas[i])))
-        if len(deltas) and "RECORD_OFFSETS_NOT_INCREASING" not in self.seen:
-            prev = np.empty(len(deltas), dtype=np.int64)
-            prev[0] = self.prev if self.prev is not None else np.iinfo(np.int64).min
-            prev[1:] = deltas[:-1]
-            hits = np.flatnonzero(deltas <= prev)
-            if len(hits):
-                i = int(hits[0])
-                out.append(("RECORD_OFFSETS_NOT_INCREASING", first_index + i, int(deltas[i])))
-        if len(deltas):
-            top = int(deltas.max())
-            self.prev = top if self.prev is None else max(self.prev, top)
-        self.seen.update(code for code, _, _ in out)
-        return out
-
-    @staticmethod
-    def message(code: str, index: int, delta: int, last: int) -> str:
-        if code == "RECORD_OFFSET_OUT_OF_BATCH":
-            return f"record {index}: offset delta {delta} outside the batch's 0..{last}"
-        return f"record {index}: offset delta {delta} does not exceed the previous record's"
-
-
-def wrap_sequence(base: int, delta: int) -> int:
-    """``base + delta`` as Kafka's producer sequences wrap (Int32.MAX to 0); -1 without a sequence."""
-    if base < 0:
-        return -1
-    return (base + delta) % 2147483648
-
-
-@dataclass(slots=True)
-class RecordHeader:
-    key: str
-    value_size: int
-    value_sha256: str | None
-    value: bytes | None = None
-
-
-@dataclass(slots=True)
-class Record:
-    """One record as Kafka's accessors show it."""
-
-    offset: int
-    timestamp: int
-    sequence: int
-    size_in_bytes: int
-    key_size: int
-    value_size: int
-    key_sha256: str | None
-    value_sha256: str | None
-    headers: list[RecordHeader] = field(default_factory=list)
-    crc: int | None = None  # legacy only
-    is_valid: bool | None = None  # legacy only
-    control: dict[str, Any] | None = None
-    key: bytes | None = None  # only with ``with_data``
-    value: bytes | None = None
-
-
-@dataclass(slots=True)
-class BatchEntry:
-    """One log entry's header fields, named as Kafka's accessors are (the oracle manifests' fields)."""
-
-    position: int
-    size_in_bytes: int
-    magic: int
-    base_offset: int | None
-    last_offset: int
-    next_offset: int
-    count: int | None
-    crc: int
-    is_valid: bool
-    compression: str
-    timestamp_type: str
-    base_timestamp: int | None
-    max_timestamp: int
-    delete_horizon_ms: int | None
-    partition_leader_epoch: int
-    is_transactional: bool
-    is_control: bool
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    last_sequence: int
-    record_count: int | None
-    recovered: bool = False
-
-
-def batch_entry(b) -> BatchEntry:
-    """The header fields of a shallow :class:`~kforensics.log.segment_reader.Batch`."""
-    attrs = b.attributes
-    codec = attrs & record_batch.COMPRESSION_MASK
-    magic = b.magic
-    log_append = bool(attrs & record_batch.TIMESTAMP_TYPE_BIT)
-    if magic == record_batch.MAGIC:
-        ts_type = TIMESTAMP_TYPES[log_append]
-        dh = b.base_timestamp if attrs & record_batch.DELETE_HORIZON_BIT else None
-        last_seq = wrap_sequence(b.base_sequence, b.last_offset - b.base_offset) if b.base_sequence >= 0 else -1
-        count, base_ts = b.records_count, b.base_timestamp
-        transactional = bool(attrs & record_batch.TRANSACTIONAL_BIT)
-        control = bool(attrs & record_batch.CONTROL_BIT)
-    else:
-        ts_type = "NoTimestampType" if magic == 0 else TIMESTAMP_TYPES[log_append]
-        dh, last_seq, count, base_ts = None, -1, None, None
-        transactional = control = False
-    return BatchEntry(
-        position=b.position, size_in_bytes=b.size_in_bytes, magic=magic,
-        base_offset=b.base_offset if b.base_offset >= 0 or b.magic >= 2 else None, last_offset=b.last_offset,
-        next_offset=b.last_offset + 1, count=count, crc=b.crc, is_valid=b.is_valid,
-        compression=CODECS.get(codec, f"unknown({codec})"), timestamp_type=ts_type, base_timestamp=base_ts,
-        max_timestamp=b.max_timestamp, delete_horizon_ms=dh, partition_leader_epoch=b.partition_leader_epoch,
-        is_transactional=transactional, is_control=control, producer_id=b.producer_id,
-        producer_epoch=b.producer_epoch, base_sequence=b.base_sequence, last_sequence=last_seq,
-        record_count=b.records_count if b.records_count >= 0 else None, recovered=b.recovered)
 
 
 class EntryRecords:
@@ -273,7 +133,7 @@ class EntryRecords:
         # a table never larger than a chunk, nor than the payload could fill
         table = K.new_record_table(min(RECORD_CHUNK, len(payload) // record_batch.MIN_RECORD_SIZE + 1))
         c = K.RCOL
-        offsets = _OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
+        offsets = OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
         p, done = 0, 0
         while True:
             n, stop, status = K.decode_records(buf, p, len(payload), count - done if count >= 0 else count, table)
@@ -498,28 +358,6 @@ def _legacy_record(buf, value_pos: int, size: int, key_length: int, value_length
 
 
 # ---------------------------------------------------------------- columnar fast path
-@dataclass
-class RecordTable:
-    """Columnar records of a chunk of batches: record-table rows plus each row's absolute offset/timestamp.
-
-    ``batch_index`` points into the chunk's :class:`~kforensics.log.batch_table.BatchTable`.
-    Positions (``key_pos`` ...) are relative to the batch's records section for
-    compressed batches, and absolute file positions otherwise.
-    """
-
-    data: np.ndarray  # (rows, len(RECORD_COLUMNS)) int64
-    batch_index: np.ndarray
-    offset: np.ndarray
-    timestamp: np.ndarray
-    errors: list[Finding]
-
-    def __len__(self) -> int:
-        return self.data.shape[0]
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        return self.data[:, kernels.get().RCOL[name]]
-
-
 #: Rows of one record table handed out by :func:`iter_record_tables` (a batch with more records spans several).
 RECORD_TABLE_ROWS = 1 << 16
 
@@ -551,7 +389,7 @@ class _RecordTables:
         self.parts: list[tuple[np.ndarray, np.ndarray, int]] = []  # (rows, batch index per row, file offset)
         self.n = 0
         self.errors: list[Finding] = []
-        self.order: dict[int, _OffsetOrder] = {}
+        self.order: dict[int, OffsetOrder] = {}
         self.emitted = False
 
     def _error(self, i: int, code: str, message: str, **facts) -> None:
@@ -593,7 +431,7 @@ class _RecordTables:
     def _check_offsets(self, i: int, deltas: np.ndarray, first: int) -> None:
         order = self.order.get(i)
         if order is None:
-            order = self.order[i] = _OffsetOrder(last_offset_delta(int(self.table["base_offset"][i]),
+            order = self.order[i] = OffsetOrder(last_offset_delta(int(self.table["base_offset"][i]),
                                                                    int(self.table["last_offset"][i])))
         for code, k, delta in order.check(deltas, first):
             self._error(i, code, order.message(code, k, delta, order.last), record_index=k, offset_delta=delta,
@@ -617,7 +455,7 @@ class _RecordTables:
             return
 
     def run(self):
-        K, t = self.K, self.table
+        t = self.table
         held = self.reader.held()
         magic = t["magic"]
         codec = t["attributes"] & record_batch.COMPRESSION_MASK
@@ -690,5 +528,10 @@ class _RecordTables:
             for k in first_of_batch.tolist():
                 i = int(bidx[k])
                 start = int(np.flatnonzero(bidx == i)[0])
-                self._error(i, code, _OffsetOrder.message(code, k - start, int(deltas[k]), int(last[k])),
+                self._error(i, code, OffsetOrder.message(code, k - start, int(deltas[k]), int(last[k])),
                             record_index=k - start, offset_delta=int(deltas[k]), last_offset_delta=int(last[k]))
+
+
+__all__ = ["DEFAULT_MAX_DECOMPRESSED", "RECORD_CHUNK", "RECORD_TABLE_ROWS", "TIMESTAMP_TYPES", "BatchEntry",
+           "EntryRecords", "Record", "RecordHeader", "RecordTable", "batch_entry", "iter_record_tables",
+           "last_offset_delta", "wrap_long", "wrap_sequence"]

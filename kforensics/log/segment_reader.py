@@ -7,6 +7,10 @@ partial tail) or where an entry cannot be framed, the reader records a finding
 and *resynchronises*: it searches forward for the next entry whose framing is
 plausible and whose CRC matches, so batches written after a damaged range are
 still reported, flagged as recovered past corruption.
+
+Every walk ends: a read that returns nothing before the size taken at open
+is the end of the data (a ``SHORT_READ`` finding with the file and byte), for
+local files, archive members and remote files alike (see :mod:`.read_window`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ import hashlib
 import os
 import zlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import crc32c
@@ -24,50 +27,41 @@ import numpy as np
 from ..findings import Finding, FindingLog, finding
 from ..formats import legacy, record_batch
 from . import kernels
-from .batch_table import COL, FLAG_HUGE, FLAG_RECOVERED, NCOLS, BatchTable, new_batch_rows
+from .batch_table import (
+    COL,
+    FLAG_HUGE,
+    FLAG_RECOVERED,
+    NCOLS,
+    BatchTable,
+    new_batch_rows,
+)
 from .file_hash import HASH_APART, digest_of
+from .log_entry import DEFAULT_MAX_ENTRY, HEADER_PREFIX, Batch, read_entry
+from .read_window import HeldBytes, Window, file_digest
 from .sources import file_size, open_binary
+
+__all__ = [
+    "DEFAULT_MAX_ENTRY",
+    "DEFAULT_ROWS",
+    "DEFAULT_WINDOW",
+    "HEADER_PREFIX",
+    "KAFKA_SIZE_ERROR",
+    "Batch",
+    "HeldBytes",
+    "ReadSummary",
+    "SegmentReader",
+    "read_entry",
+]
 
 DEFAULT_WINDOW = 4 << 20
 DEFAULT_ROWS = 1 << 14
-#: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
-DEFAULT_MAX_ENTRY = 64 << 20
-HEADER_PREFIX = record_batch.ENTRY_PREFIX  # offset, size, epoch/crc, magic
 _SIZE = record_batch.HEADER["batch_length"]  # the size field, shared by every magic
 _BASE = record_batch.HEADER["base_offset"]
 _LAST_DELTA = record_batch.HEADER["last_offset_delta"]
 
 KAFKA_SIZE_ERROR = "CorruptRecordException"
-
-_HASH_POOL: ThreadPoolExecutor | None = None
-
-
-def _hash_pool() -> ThreadPoolExecutor:
-    # started on first use, so commands that hash nothing start no thread
-    global _HASH_POOL
-    if _HASH_POOL is None:
-        _HASH_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kforensics-sha256")
-    return _HASH_POOL
-
-
-@dataclass(frozen=True)
-class HeldBytes:
-    """The bytes the reader holds while a chunk is consumed: ``buf[0:n]`` are file bytes from ``file_pos``."""
-
-    buf: np.ndarray
-    file_pos: int
-    n: int
-
-    @property
-    def end(self) -> int:
-        return self.file_pos + self.n
-
-    def view(self, position: int, length: int) -> memoryview | None:
-        """The bytes at file ``position`` if they are all held."""
-        rel = position - self.file_pos
-        if rel < 0 or rel + length > self.n:
-            return None
-        return memoryview(self.buf)[rel : rel + length]
+#: what :meth:`SegmentReader._need_more` tells the walk
+_SLID, _TAIL = "slid", "tail"
 
 
 @dataclass
@@ -75,6 +69,7 @@ class ReadSummary:
     """What a complete walk of one file found, besides the batches themselves."""
 
     file: str
+    #: bytes of data the walk could read (the size taken at open, unless the data ended short)
     size: int = 0
     batches: int = 0
     bytes_in_batches: int = 0
@@ -89,106 +84,10 @@ class ReadSummary:
     recovered_batches: int = 0
     sha256: str | None = None
     findings: list[Finding] = field(default_factory=list)
-
-
-class _Window:
-    """A sliding window over the file: ``buf[0:n]`` holds file bytes from ``file_pos``."""
-
-    def __init__(self, fh, size: int, capacity: int, hasher=None):
-        self.fh = fh
-        self.size = size
-        self.hasher = hasher  # fed every byte once, in order, as it is first read
-        self.hashed = 0
-        self._pending = None
-        self.buf = np.empty(capacity, dtype=np.uint8)
-        self.file_pos = 0
-        self.n = 0
-
-    @property
-    def end(self) -> int:
-        """File position just past the bytes held."""
-        return self.file_pos + self.n
-
-    @property
-    def at_eof(self) -> bool:
-        return self.end >= self.size
-
-    def slide(self, new_start: int, need: int = 0) -> None:
-        """Keep bytes from file position ``new_start`` at the front and read more after them.
-
-        Grows the buffer when ``need`` (bytes wanted from ``new_start``) exceeds it.
-        """
-        self.join_hash()
-        keep_from = new_start - self.file_pos
-        keep = max(0, self.n - keep_from)
-        if need > self.buf.shape[0]:
-            grown = np.empty(need, dtype=np.uint8)
-            grown[:keep] = self.buf[keep_from : self.n]
-            self.buf = grown
-        elif keep:
-            self.buf[:keep] = self.buf[keep_from : self.n]
-        self.file_pos = new_start
-        self.n = keep
-        self.fh.seek(self.end)
-        mv = memoryview(self.buf)
-        while self.n < self.buf.shape[0] and not self.at_eof:
-            at = self.end
-            got = self.fh.readinto(mv[self.n :])
-            if not got:
-                break
-            if self.hasher is not None and at <= self.hashed < at + got:
-                piece = mv[self.n + self.hashed - at : self.n + got]
-                if len(piece) < HASH_APART:
-                    self.hasher.update(piece)  # a few pieces of a small file: handing them over costs more
-                else:
-                    # hashing runs on a helper thread (hashlib releases the GIL) while the walk
-                    # proceeds on the same, read-only bytes; it is joined before they are overwritten
-                    self._pending = _hash_pool().submit(self.hasher.update, piece)
-                self.hashed = at + got
-            self.n += got
-
-    def join_hash(self) -> None:
-        if self._pending is not None:
-            self._pending.result()
-            self._pending = None
-
-    def finish_hash(self) -> str | None:
-        """Hash whatever was never read through the window (skipped huge entries) and return the digest."""
-        self.join_hash()
-        if self.hasher is None:
-            return None
-        self.fh.seek(self.hashed)
-        while self.hashed < self.size:
-            piece = self.fh.read(min(8 << 20, self.size - self.hashed))
-            if not piece:
-                break
-            self.hasher.update(piece)
-            self.hashed += len(piece)
-        return self.hasher.hexdigest()
-
-    def bytes_at(self, pos: int, length: int) -> memoryview | None:
-        """Bytes at file position ``pos`` if they are in the window."""
-        rel = pos - self.file_pos
-        if rel < 0 or rel + length > self.n:
-            return None
-        return memoryview(self.buf)[rel : rel + length]
-
-
-def _digest(file_hash, win: _Window) -> str | None:
-    """The file's SHA-256: from its hash apart (``file_hash``), or from the walk's reads.  When the hash apart
-    could not read the file (it went away or was replaced since it was opened), the file this reader holds
-    open is hashed again from its start: the digest is always of the bytes the walk read."""
-    if file_hash is None:
-        return win.finish_hash()
-    try:
-        digest = file_hash.result()
-    except OSError:
-        digest = None
-    if digest is None:
-        win.hasher, win.hashed = hashlib.sha256(), 0
-        return win.finish_hash()
-    return digest
-
+    #: the size taken at open
+    opened_size: int = 0
+    #: where a read came back short, before ``opened_size`` (the file shrank, or the copy is cut); None: it did not
+    short_read_at: int | None = None
 
 class SegmentReader:
     """Walk one segment file; iterate :meth:`tables` or :meth:`batches`.
@@ -215,7 +114,8 @@ class SegmentReader:
         self.sha256 = sha256
         self.summary = ReadSummary(self.label)
         self._log = FindingLog()
-        self._win: _Window | None = None
+        self._win: Window | None = None
+        self._cut_entry: int | None = None
 
     # ------------------------------------------------------------------ findings
     def _finding(self, code: str, message: str, position: int | None, **facts) -> None:
@@ -234,79 +134,112 @@ class SegmentReader:
 
         While a chunk is being consumed, :meth:`entry_bytes` can fetch the raw
         bytes of its rows (used for deep decoding without a second read).
+
+        Not thread-safe: one thread iterates one reader (the SHA-256 of a
+        large file is computed on a helper thread the reader owns and joins);
+        separate readers may run on separate threads.
         """
         self.summary = ReadSummary(self.label)
         self._log = FindingLog()
+        self._cut_entry = None
         with open_binary(self.path) as fh:
-            local = isinstance(self.path, str)
-            size = os.fstat(fh.fileno()).st_size if local else file_size(self.path)
-            self.summary.size = size
-            # a local file is hashed apart from the walk (see file_hash); an archive member or a remote file is
-            # hashed from the walk's own reads, so its bytes are fetched or inflated once
-            # (a small file is hashed on this thread from the walk's reads: a thread costs more than its hash)
-            file_hash = digest_of(self.path, fh.fileno()) if self.sha256 and local and size > HASH_APART else None
-            win = _Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
-                          hashlib.sha256() if self.sha256 and file_hash is None else None)
-            self._win = win
-            win.slide(0)
-            K = kernels.get()
-            out = new_batch_rows(self.rows)
-            pos = 0  # file position of the next entry
-            recovered = False
+            win, file_hash = self._open_window(fh)
             try:
-                while True:
-                    rel = pos - win.file_pos
-                    k, rel_end, status = K.walk(win.buf, win.n, rel, out, 0, self.rows)
-                    if k:
-                        if 2 * k >= self.rows:
-                            # a full enough chunk becomes the table as it is (no copy); the walk gets a new array
-                            data, out = out[:k], new_batch_rows(self.rows)
-                        else:
-                            data = out[:k].copy(order="F")  # a few rows: do not keep the whole array alive for them
-                        yield self._finish_table(data, win.file_pos, recovered)
-                    pos = win.file_pos + rel_end
-                    if status == kernels.ST_FULL:
-                        continue
-                    if status == kernels.ST_NEED_MORE:
-                        if pos >= size:
-                            break
-                        declared = self._declared_size(win, pos)
-                        if win.at_eof and pos >= win.file_pos:
-                            pass  # all that is left is held and still does not frame: a damaged tail
-                        elif declared is None:
-                            win.slide(pos, HEADER_PREFIX)
-                            continue
-                        elif pos + declared <= size:
-                            if declared > self.max_entry:
-                                table = self._huge_entry(fh, pos, declared, recovered)
-                                if table is not None:
-                                    yield table
-                                    pos += declared
-                                    win.slide(pos)
-                                    continue
-                            else:
-                                win.slide(pos, max(declared, HEADER_PREFIX))
-                                continue
-                        # the entry cannot be completed from this file
-                        nxt = self._handle_tail(win, pos, declared)
-                    else:
-                        nxt = self._handle_error(win, pos, status)
-                    if nxt is None:
-                        break
-                    pos = nxt
-                    recovered = True
-                    if pos < win.file_pos or pos + HEADER_PREFIX > win.end:
-                        win.slide(pos)
-                self.summary.sha256 = _digest(file_hash, win)
+                yield from self._walk(win)
+                self.summary.sha256 = file_digest(file_hash, win)
                 file_hash = None
             finally:
                 if file_hash is not None:
                     file_hash.cancel()
                 win.join_hash()
                 self._win = None
+                self._end_of_data(win)
                 self.summary.findings = self._log.findings()
         if self.summary.kafka_stop is None:
-            self.summary.kafka_valid_bytes = size
+            self.summary.kafka_valid_bytes = self.summary.size
+
+    def _open_window(self, fh) -> tuple[Window, object]:
+        """The window over the opened file, and the hash computed apart from the walk (None: the walk hashes)."""
+        local = isinstance(self.path, str)
+        size = os.fstat(fh.fileno()).st_size if local else file_size(self.path)
+        self.summary.size = self.summary.opened_size = size
+        # a local file is hashed apart from the walk (see file_hash); an archive member or a remote file is
+        # hashed from the walk's own reads, so its bytes are fetched or inflated once
+        # (a small file is hashed on this thread from the walk's reads: a thread costs more than its hash)
+        file_hash = digest_of(self.path, fh.fileno()) if self.sha256 and local and size > HASH_APART else None
+        win = Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
+                     hashlib.sha256() if self.sha256 and file_hash is None else None)
+        self._win = win
+        win.slide(0)
+        return win, file_hash
+
+    def _end_of_data(self, win: Window) -> None:
+        """The size the walk could read; a short read is a finding at the byte where the data ended."""
+        self.summary.size = win.size
+        at = win.short_at
+        if at is None:
+            return
+        self.summary.short_read_at = at
+        cut = "" if self._cut_entry is None else f"; the entry at byte {self._cut_entry} is incomplete"
+        self._finding("SHORT_READ", f"the data ends at byte {at} of the {win.opened_size} bytes the file had when "
+                      f"opened (it shrank while read, or the copy is cut): nothing past byte {at} was read{cut}",
+                      at, opened_size=win.opened_size, read=at, cut_entry=self._cut_entry)
+
+    def _walk(self, win: Window) -> Iterator[BatchTable]:
+        """The walk over the window: tables of entries, findings where framing breaks, to the end of the data."""
+        K = kernels.get()
+        out = new_batch_rows(self.rows)
+        pos = 0  # file position of the next entry
+        recovered = False
+        while True:
+            k, rel_end, status = K.walk(win.buf, win.n, pos - win.file_pos, out, 0, self.rows)
+            if k:
+                if 2 * k >= self.rows:
+                    # a full enough chunk becomes the table as it is (no copy); the walk gets a new array
+                    data, out = out[:k], new_batch_rows(self.rows)
+                else:
+                    data = out[:k].copy(order="F")  # a few rows: do not keep the whole array alive for them
+                yield self._finish_table(data, win.file_pos, recovered)
+            pos = win.file_pos + rel_end
+            if status == kernels.ST_FULL:
+                continue
+            if status == kernels.ST_NEED_MORE:
+                if pos >= win.size:
+                    return
+                step, declared = self._need_more(win, pos, recovered)
+                if step == _SLID:
+                    continue
+                if isinstance(step, BatchTable):
+                    yield step
+                    pos += declared
+                    win.slide(pos)
+                    continue
+                nxt = self._handle_tail(win, pos, declared)  # the entry cannot be completed from this file
+            else:
+                nxt = self._handle_error(win, pos, status)
+            if nxt is None:
+                return
+            pos = nxt
+            recovered = True
+            if pos < win.file_pos or pos + HEADER_PREFIX > win.end:
+                win.slide(pos)
+
+    def _need_more(self, win: Window, pos: int, recovered: bool) -> tuple[object, int | None]:
+        """The entry at ``pos`` is not all held: slide to it (``_SLID``), stream a huge one (its table), or
+        say it runs past the end of the data (``_TAIL``); with the size it declares."""
+        declared = self._declared_size(win, pos)
+        if win.at_eof and pos >= win.file_pos:
+            return _TAIL, declared  # all that is left is held and still does not frame: a damaged tail
+        if declared is None:
+            win.slide(pos, HEADER_PREFIX)
+            return _SLID, None
+        if pos + declared > win.size:
+            return _TAIL, declared
+        if declared > self.max_entry:
+            table = self._huge_entry(win, pos, declared, recovered)
+            return (table, declared) if table is not None else (_TAIL, declared)
+        win.slide(pos, max(declared, HEADER_PREFIX))
+        return _SLID, declared
 
     def entry_bytes(self, position: int, length: int) -> memoryview | None:
         """Raw bytes of an entry of the chunk being consumed (None when not held)."""
@@ -358,7 +291,7 @@ class SegmentReader:
 
     # ------------------------------------------------------------------ damage
     @staticmethod
-    def _declared_size(win: _Window, pos: int) -> int | None:
+    def _declared_size(win: Window, pos: int) -> int | None:
         raw = win.bytes_at(pos, record_batch.LOG_OVERHEAD)
         if raw is None:
             return None
@@ -366,7 +299,7 @@ class SegmentReader:
                                                           signed=True)
 
     @staticmethod
-    def _partial_offsets(win: _Window, pos: int, available: int) -> tuple[int, int] | None:
+    def _partial_offsets(win: Window, pos: int, available: int) -> tuple[int, int] | None:
         """(first, last) offset a torn entry's surviving header declares: v2 up to its last offset delta,
         v0/v1 its offset field (the wrapper's is the last inner offset)."""
         need = _LAST_DELTA.offset + _LAST_DELTA.size
@@ -381,11 +314,11 @@ class SegmentReader:
         delta = int.from_bytes(raw[_LAST_DELTA.offset : need], "big", signed=True)
         return (base, base + delta) if delta >= 0 else None
 
-    def _handle_tail(self, win: _Window, pos: int, declared: int | None) -> int | None:
+    def _handle_tail(self, win: Window, pos: int, declared: int | None) -> int | None:
         """An entry at ``pos`` runs past the end of the file."""
-        size = win.size
         self._kafka_stops(pos, "partial entry at end of file", "partial")
         nxt, nonzero = self._resync(win, pos + 1)
+        size = win.size  # after the resync's reads: the data may have ended short
         if nxt is not None:
             self._finding(
                 "IMPLAUSIBLE_SIZE",
@@ -400,6 +333,8 @@ class SegmentReader:
         tail = size - pos
         if win.bytes_at(pos, tail) is not None and not np.any(win.buf[pos - win.file_pos : win.n]):
             self._finding("ZERO_TAIL", f"{tail} zero bytes at the end of the file", pos, length=tail, end=size)
+        elif win.short_at is not None:
+            self._cut_entry = pos  # the entry is cut by the end of the data, not by a torn write: SHORT_READ says so
         elif declared is None or tail < HEADER_PREFIX:
             self._finding(
                 "TRAILING_BYTES",
@@ -418,7 +353,7 @@ class SegmentReader:
             )
         return None
 
-    def _handle_error(self, win: _Window, pos: int, status: int) -> int | None:
+    def _handle_error(self, win: Window, pos: int, status: int) -> int | None:
         """Framing is broken at ``pos``; report the damaged range and find where valid entries resume."""
         raw = win.bytes_at(pos, HEADER_PREFIX)
         size_field = int.from_bytes(raw[_SIZE.offset : _SIZE.offset + _SIZE.size], "big", signed=True) \
@@ -449,7 +384,7 @@ class SegmentReader:
             self._finding("CORRUPT_RANGE", f"{length} unreadable bytes: {reason} ({where})", pos, **facts)
         return nxt
 
-    def _resync(self, win: _Window, start: int) -> tuple[int | None, int]:
+    def _resync(self, win: Window, start: int) -> tuple[int | None, int]:
         """Next file position >= ``start`` where a CRC-valid entry begins, and the count of
         non-zero bytes skipped to get there."""
         K = kernels.get()
@@ -480,7 +415,7 @@ class SegmentReader:
                 if self._crc_ok(win.bytes_at(cpos, declared)):
                     return cpos, nonzero
             elif declared > self.max_entry:
-                if self._stream_crc_ok(win.fh, cpos, declared):
+                if self._stream_crc_ok(win, cpos, declared):
                     return cpos, nonzero
             else:
                 win.slide(cpos, declared)
@@ -505,17 +440,21 @@ class SegmentReader:
         return int.from_bytes(raw[f.offset : f.offset + f.size], "big") == legacy.compute_crc(raw)
 
     # ------------------------------------------------------------------ huge entries
-    def _stream_crc_ok(self, fh, pos: int, declared: int) -> bool:
+    def _stream_crc_ok(self, win: Window, pos: int, declared: int) -> bool:
         """Whether a too-large entry's CRC matches, read piecewise (resynchronisation needs a match)."""
-        row = self._stream_header(fh, pos, declared)
+        row = self._stream_header(win, pos, declared)
         return row is not None and row[0, COL["crc"]] == row[0, COL["crc_computed"]]
 
-    def _stream_header(self, fh, pos: int, declared: int) -> np.ndarray | None:
+    def _stream_header(self, win: Window, pos: int, declared: int) -> np.ndarray | None:
         """Read a too-large v2 entry piecewise: its header row with the CRC computed (None when unreadable)."""
         h = record_batch.HEADER
+        fh = win.fh
         fh.seek(pos)
         head = fh.read(h.size)
-        if len(head) < h.size or head[record_batch.MAGIC_OFFSET] != record_batch.MAGIC:
+        if len(head) < h.size:
+            win.ended_short(pos + len(head))
+            return None
+        if head[record_batch.MAGIC_OFFSET] != record_batch.MAGIC:
             return None  # legacy entries are never this large in practice; treat as unreadable
         fields = dict(zip(h.names, h.struct.unpack(head)))
         crc = crc32c.crc32c(head[record_batch.CRC_START :])
@@ -523,6 +462,7 @@ class SegmentReader:
         while left > 0:
             piece = fh.read(min(left, 8 << 20))
             if not piece:
+                win.ended_short(pos + declared - left)  # a short read is the end of the data
                 return None
             crc = crc32c.crc32c(piece, crc)
             left -= len(piece)
@@ -538,8 +478,8 @@ class SegmentReader:
         r[COL["flags"]] = FLAG_HUGE
         return row  # a mismatch is reported by the CRC check of the table
 
-    def _huge_entry(self, fh, pos: int, declared: int, recovered: bool) -> BatchTable | None:
-        row = self._stream_header(fh, pos, declared)
+    def _huge_entry(self, win: Window, pos: int, declared: int, recovered: bool) -> BatchTable | None:
+        row = self._stream_header(win, pos, declared)
         if row is None:
             return None
         self._finding(
@@ -556,59 +496,9 @@ class SegmentReader:
             self._win = saved
 
     # ------------------------------------------------------------------ per batch
-    def batches(self) -> Iterator["Batch"]:
+    def batches(self) -> Iterator[Batch]:
         """Yield one :class:`Batch` per entry, with its raw bytes while it is current."""
         for table in self.tables():
             rows = table.data.tolist()
             for row in rows:
                 yield Batch(row, self.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
-
-
-class Batch:
-    """One log entry's header fields (and its bytes, when held), read shallowly."""
-
-    __slots__ = ("row", "raw")
-
-    def __init__(self, row: list[int], raw: memoryview | None):
-        self.row = row
-        self.raw = raw
-
-    def __getattr__(self, name: str):
-        try:
-            return self.row[COL[name]]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    @property
-    def is_valid(self) -> bool:
-        return self.row[COL["crc"]] == self.row[COL["crc_computed"]]
-
-    @property
-    def codec(self) -> int:
-        return self.row[COL["attributes"]] & record_batch.COMPRESSION_MASK
-
-    @property
-    def recovered(self) -> bool:
-        return bool(self.row[COL["flags"]] & FLAG_RECOVERED)
-
-
-def read_entry(path, position: int, size: int, *, max_entry: int = DEFAULT_MAX_ENTRY) -> Batch | None:
-    """One entry read back at a known position (its size bounded), or None when it no longer frames there."""
-    if not HEADER_PREFIX <= size <= max_entry:
-        return None
-    with open_binary(path) as fh:
-        fh.seek(position)
-        raw = fh.read(size)
-    if len(raw) != size:
-        return None
-    out = new_batch_rows(1)
-    k, _end, _status = kernels.get().walk(np.frombuffer(raw, dtype=np.uint8), size, 0, out, 0, 1)
-    if not k:
-        return None
-    out[0, COL["position"]] += position
-    if out[0, COL["value_position"]] >= 0:
-        out[0, COL["value_position"]] += position
-    if out[0, COL["crc_computed"]] < 0:
-        out[0, COL["crc_computed"]] = (record_batch.compute_crc(raw) if out[0, COL["magic"]] == record_batch.MAGIC
-                                       else legacy.compute_crc(raw))
-    return Batch(out[0].tolist(), memoryview(raw))
