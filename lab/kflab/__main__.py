@@ -62,7 +62,8 @@ def _recompare(args) -> int:
     for d in args.run_dirs:
         d = Path(d)
         r = json.loads((d / "result.json").read_text())
-        r["predictions"] = predict(d / "evidence", d / "predictions")
+        flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
+        r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag)
         r["comparison"] = compare(d, r)
         r["status"] = "compared"
         write_run(d, r)
@@ -103,6 +104,8 @@ def main(argv=None) -> int:
     c.add_argument("--out", default=str(DEFAULT_OUT / "campaign"))
     rc = sub.add_parser("recompare")
     rc.add_argument("run_dirs", nargs="+")
+    rc.add_argument("--same-flag", action="store_true",
+                    help="model the Kafka version the run was predicted with (default: the run's own version)")
     sm = sub.add_parser("summary")
     sm.add_argument("out_dir")
     ex = sub.add_parser("export")

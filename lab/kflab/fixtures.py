@@ -43,7 +43,8 @@ def export(run_dir: Path, dest: Path) -> dict:
         _tar(d, dest / "after" / f"{node_name(b)}.tgz", parts)
     outcome = {k: result["outcome"].get(k) for k in KEEP_OUTCOME}
     meta = {"scenario": result["scenario"], "version": result["version"], "seed": result["seed"],
-            "story": result.get("story"), "kforensics": result["predictions"].get("kforensics")}
+            "story": result.get("story"), "kforensics": result["predictions"].get("kforensics"),
+            "kafka_version_flag": result["predictions"].get("kafka_version_flag", "latest")}
     (dest / "outcome.json").write_text(json.dumps({**meta, "outcome": outcome}, indent=1, default=str))
     checks = [{k: c[k] for k in ("check", "topic", "partition", "broker", "observed", "agree")} | {"predicted_then": c["predicted"]}
               for c in result["comparison"]["checks"]]
@@ -68,5 +69,6 @@ def recheck(fixture: Path, work: Path) -> list[dict]:
     unpack(fixture, work)
     meta = json.loads((fixture / "outcome.json").read_text())
     outcome = dict(meta["outcome"], data=str(work / "restart"))
-    result = {"predictions": predict(work / "evidence", work / "predictions"), "outcome": outcome}
+    flag = meta.get("kafka_version_flag", "latest")
+    result = {"predictions": predict(work / "evidence", work / "predictions", kafka_version=flag), "outcome": outcome}
     return compare(work, result)["checks"]

@@ -62,17 +62,19 @@ def _run(argv: list[str], out: Path, timeout_s: int) -> dict:
     return rec
 
 
-def predict(evidence: Path, out_dir: Path, timeout_s: int = 300) -> dict:
-    """Scan every broker and replay all; returns where each JSON went and how each command ended."""
+def predict(evidence: Path, out_dir: Path, kafka_version: str = "latest", timeout_s: int = 300) -> dict:
+    """Scan every broker and replay all, modelling kafka_version (kforensics' --kafka-version); returns where
+    each JSON went and how each command ended."""
     out_dir.mkdir(parents=True, exist_ok=True)
     kf = kforensics_argv()
-    res = {"scan": {}, "kforensics": " ".join(kf)}
+    res = {"scan": {}, "kforensics": " ".join(kf), "kafka_version_flag": kafka_version}
     for b in BROKERS:
         d = evidence / node_name(b)
-        res["scan"][b] = _run(kf + ["scan", str(d), "--format", "json", "--no-progress"],
+        res["scan"][b] = _run(kf + ["scan", str(d), "--format", "json", "--no-progress", "--kafka-version", kafka_version],
                               out_dir / f"scan-{node_name(b)}.json", timeout_s)
     meta = evidence / node_name(CONTROLLER) / "__cluster_metadata-0"
-    argv = kf + ["replay", *[str(evidence / node_name(b)) for b in BROKERS], "--metadata", str(meta), "--format", "json"]
+    argv = kf + ["replay", *[str(evidence / node_name(b)) for b in BROKERS], "--metadata", str(meta), "--format", "json",
+                    "--kafka-version", kafka_version]
     res["replay"] = _run(argv, out_dir / "replay.json", timeout_s)
     (out_dir / "commands.json").write_text(json.dumps(res, indent=1))
     return res

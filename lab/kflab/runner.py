@@ -105,7 +105,7 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
     result = {"scenario": scenario, "version": version, "seed": seed, "run_dir": str(run_dir)}
     try:
         result["story"] = stage(run_dir, version, scenario, seed)
-        result["predictions"] = predict(run_dir / "evidence", run_dir / "predictions")
+        result["predictions"] = predict(run_dir / "evidence", run_dir / "predictions", kafka_version=version)
         order = list(cl.BROKERS)
         random.Random(f"restart/{seed}").shuffle(order)
         result["outcome"] = observe(run_dir, version, LAB_TOPICS, order=order)
