@@ -1,7 +1,10 @@
 """The catalogue of finding and verdict codes: one entry per code, the only place codes are defined.
 
-Each entry gives the code's default severity, one line of meaning and what
-Kafka itself does about the condition.  ``docs/findings.md`` is generated
+Each entry gives the code's default severity, one line of meaning, what
+Kafka itself does about the condition, and whether it can occur in a healthy
+cluster (``healthy``: Kafka produces it in normal operation, so on its own it
+says nothing is wrong; every other code means damage, loss or a setup Kafka
+does not produce).  ``docs/findings.md`` is generated
 from this table (:func:`markdown`), and a test fails when the package uses a
 code the table lacks or the document is stale.
 """
@@ -25,14 +28,15 @@ class CodeInfo:
     kafka: str  # what Kafka does about it
     area: str
     kind: str = "finding"  # "finding" or "verdict"
+    healthy: bool = False  # whether a healthy cluster (nothing lost, nothing damaged) can show it
 
 
 _ENTRIES: list[CodeInfo] = []
 
 
 def _area(area: str, kind: str = "finding"):
-    def add(code: str, severity: Severity, meaning: str, kafka: str) -> None:
-        _ENTRIES.append(CodeInfo(code, severity, meaning, kafka, area, kind))
+    def add(code: str, severity: Severity, meaning: str, kafka: str, *, healthy: bool = False) -> None:
+        _ENTRIES.append(CodeInfo(code, severity, meaning, kafka, area, kind, healthy))
 
     return add
 
@@ -42,7 +46,7 @@ _ = _area("segments (.log, KRaft snapshots)")
 _("CRC_MISMATCH", HIGH, "a batch's stored CRC differs from the CRC computed over its bytes",
   "the batch is invalid: log recovery truncates the log at it, consumers fail with CorruptRecordException")
 _("ZERO_TAIL", MEDIUM, "the file ends in zero bytes (preallocation, or a crash before the data was written)",
-  "the reader stops at the first size-0 entry; recovery truncates the zeros")
+  "the reader stops at the first size-0 entry; recovery truncates the zeros", healthy=True)
 _("ZERO_GAP", HIGH, "a range of zero bytes with valid batches after it",
   "the reader and recovery stop at the gap: everything after it is dropped at the next unclean start")
 _("TRUNCATED_BATCH", HIGH, "the last entry declares more bytes than the file holds (a torn write)",
@@ -58,15 +62,15 @@ _("INVALID_ATTRIBUTES", HIGH, "a CRC-valid batch declares a compression codec th
 _("OFFSET_NOT_INCREASING", HIGH, "a batch does not start after the previous batch's last offset",
   "appends refuse it; recovery may fail rebuilding the index and empty the segment")
 _("OFFSET_GAP", INFO, "offsets are missing between two batches",
-  "normal after compaction; above the cleaner offset it means lost batches")
+  "normal after compaction; above the cleaner offset it means lost batches", healthy=True)
 _("SEGMENT_BELOW_NAME", MEDIUM, "a segment's first batch starts below the offset in its file name",
   "lookups by offset go to the wrong segment")
 _("OFFSET_OUT_OF_RANGE", HIGH, "a batch's offsets are negative or its last offset is below its base offset",
   "the batch is invalid; recovery truncates at it")
 _("LEGACY_FORMAT", INFO, "message format v0/v1 batches: no leader epochs",
-  "followers fall back to high-watermark truncation for this partition")
+  "followers fall back to high-watermark truncation for this partition", healthy=True)
 _("BATCH_NOT_DECODED", INFO, "an entry too large to hold in memory: its CRC was checked by streaming",
-  "nothing: Kafka reads it as any other batch")
+  "nothing: Kafka reads it as any other batch", healthy=True)
 _("NOT_A_REGULAR_FILE", MEDIUM, "a path named like a Kafka file is not a regular file (FIFO, device, socket)",
   "Kafka would fail or block on it; kforensics does not open it")
 
@@ -102,7 +106,7 @@ _("RECORD_OFFSETS_NOT_INCREASING", MEDIUM, "records (or inner messages) of one b
 # ----------------------------------------------------------------------------- indexes
 _ = _area("indexes (.index, .timeindex, .txnindex)")
 _("INDEX_PREALLOCATED_TAIL", INFO, "zero slots after the entries: a preallocated index of an active segment",
-  "normal; trimmed at roll or clean close")
+  "normal; trimmed at roll or clean close", healthy=True)
 _("INDEX_DATA_AFTER_PADDING", LOW, "non-zero index entries after the padding", "Kafka treats every slot as an entry")
 _("INDEX_PARTIAL_ENTRY", LOW, "the index length is not a multiple of its entry size",
   "sanityCheck fails; the index is rebuilt when the segment is recovered")
@@ -113,7 +117,7 @@ _("INDEX_ENTRY_OUT_OF_RANGE", MEDIUM, "index entries below the base offset or wi
 _("INDEX_POINTS_WRONG", MEDIUM, "index entries that point to no batch start, or past the end of the log",
   "lookups read from the wrong place until the index is rebuilt")
 _("INDEX_OFFSET_MISMATCH", INFO, "index entries at a batch start that name another offset than the batch's last",
-  "normal for follower appends before KAFKA-806 (one entry per append, not per batch)")
+  "normal for follower appends before KAFKA-806 (one entry per append, not per batch)", healthy=True)
 _("TIMEINDEX_POINTS_WRONG", LOW, "time-index entries that name no batch's last offset",
   "time lookups land near, not at, the batch; rebuilt on recovery")
 _("TIMEINDEX_TIMESTAMP_MISMATCH", LOW, "a time-index timestamp differs from its batch's max timestamp",
@@ -122,7 +126,7 @@ _("TIMEINDEX_OUT_OF_ORDER", LOW, "time-index timestamps that do not increase", "
 _("INDEX_SANITY_CHECK_FAILED", LOW, "Kafka's sanityCheck of this index fails",
   "before 2.3 the broker rebuilt the index at startup; since then it rebuilds it only when recovering the segment")
 _("INDEX_WITHOUT_LOG", LOW, "an index file whose .log is missing", "deleted at startup")
-_("INDEX_MISSING", LOW, "a segment without its .index", "the segment is recovered (re-read) at startup")
+_("INDEX_MISSING", LOW, "a segment without its .index", "the segment is recovered (re-read) at startup", healthy=True)
 _("TXN_INDEX_BAD_VERSION", MEDIUM, "a .txnindex entry with a version other than 0",
   "CorruptIndexException; the segment is recovered")
 _("TXN_INDEX_BEFORE_SEGMENT", MEDIUM, "a .txnindex entry whose last offset is below the segment's base offset",
@@ -192,15 +196,15 @@ _("UNREADABLE_DIR", HIGH, "a directory that cannot be listed", "the log dir goes
 
 # ----------------------------------------------------------------------------- log dirs
 _ = _area("log dirs")
-_("UNKNOWN_FILE", LOW, "a file or directory Kafka does not keep in a log dir", "ignored")
+_("UNKNOWN_FILE", LOW, "a file or directory Kafka does not keep in a log dir", "ignored", healthy=True)
 _("OFFSET_NAME_OUT_OF_RANGE", HIGH, "a segment, index or snapshot file whose name's offset does not fit a long; "
   "not read", "loading the log throws (Long.parseLong fails on the name): the log dir goes offline")
 _("LEFTOVER_FILE", LOW, "a .deleted, .cleaned, .swap, .tmp or .part file left by an interrupted operation",
-  "deleted, or for .swap renamed into place, at startup")
+  "deleted, or for .swap renamed into place, at startup", healthy=True)
 _("NO_META_PROPERTIES", LOW, "no meta.properties: the broker identity is unknown",
-  "a pre-0.10 broker, or not a whole log dir")
-_("CHECKPOINTS_ABSENT", LOW, "root checkpoint files are absent", "missing high watermarks start at 0")
-_("NO_HW_ENTRY", LOW, "no replication-offset-checkpoint entry for this partition", "the HW starts at 0")
+  "a pre-0.10 broker, or not a whole log dir", healthy=True)
+_("CHECKPOINTS_ABSENT", LOW, "root checkpoint files are absent", "missing high watermarks start at 0", healthy=True)
+_("NO_HW_ENTRY", LOW, "no replication-offset-checkpoint entry for this partition", "the HW starts at 0", healthy=True)
 _("NO_SEGMENTS", INFO, "a partition directory with no segment", "an empty log is created at the log start offset")
 _("NO_EPOCH_CHECKPOINT", LOW, "v2 batches with leader epochs but no leader-epoch-checkpoint",
   "the cache starts empty; the next truncation falls back to the high watermark")
@@ -210,7 +214,7 @@ _("DUPLICATE_PARTITION", HIGH, "the same partition in two log dirs of one broker
   "the broker refuses to start (duplicate log directories)")
 _("DUPLICATE_LOG_DIR", MEDIUM, "the same log dir given twice", "scanned once")
 _("TOPIC_NAME_FROM_TOPIC_ID", INFO, "a -delete/-stray directory name holds a truncated topic; the topic id names it",
-  "nothing: the name is cosmetic")
+  "nothing: the name is cosmetic", healthy=True)
 _("NO_LOG_DIR", HIGH, "no broker log dir found in a snapshot", "nothing to load")
 _("ARCHIVE_MEMBERS_IGNORED", MEDIUM, "archive members with absolute, escaping or link names (never followed)",
   "not applicable: archives are not Kafka's")
@@ -220,15 +224,15 @@ _("ARCHIVE_TRUNCATED", HIGH, "an archive that ends early: the members before the
   "not applicable: the evidence is incomplete")
 _("ARCHIVE_DAMAGED", HIGH, "an archive (or a member's data in it) that cannot be read past a damaged point",
   "not applicable: findings past that point in the member are the archive's damage, not the broker's")
+_("SHORT_READ", HIGH, "a file, archive member or remote file whose data ended before the size it had when opened "
+  "(it shrank while read, or the copy is cut): read up to that byte, the rest unknown",
+  "not applicable: the evidence changed while read or is incomplete")
 _("SNAPSHOT_UNREADABLE", HIGH, "a whole snapshot (archive, filesystem) could not be read", "not applicable")
 _("SCAN_FAILED", HIGH, "an internal error while scanning this partition; the job went on",
   "not applicable: report it as a kforensics bug")
 _("REPLAY_FAILED", HIGH, "an internal error while replaying this partition group (Spark); the other groups went "
-_("SHORT_READ", HIGH, "a file, archive member or remote file whose data ended before the size it had when opened "
-  "(it shrank while read, or the copy is cut): read up to that byte, the rest unknown",
-  "not applicable: the evidence changed while read or is incomplete")
   "on, and this one has no verdicts", "not applicable: report it as a kforensics bug")
-_("MORE_FINDINGS", INFO, "more findings of one code in one file than are listed", "not applicable")
+_("MORE_FINDINGS", INFO, "more findings of one code in one file than are listed", "not applicable", healthy=True)
 
 # ----------------------------------------------------------------------------- watermarks and recovery
 _ = _area("watermarks and recovery")
@@ -259,13 +263,13 @@ _("EPOCH_CHECKPOINT_NOT_MONOTONIC", MEDIUM, "leader-epoch checkpoint entries not
 _("EPOCH_ENTRY_BEYOND_LEO", LOW, "a checkpoint epoch starts after the log end offset",
   "dropped at load (truncateFromEnd); typically an unflushed truncation")
 _("EPOCH_EMPTY_AT_LEO", INFO, "a checkpoint epoch starts at the LEO with no batch: elected, nothing written yet",
-  "kept; the leader answers for it")
+  "kept; the leader answers for it", healthy=True)
 _("EPOCH_MISSING_FROM_LOG", LOW, "a checkpoint epoch that no batch carries",
-  "kept; removed by retention, compaction or truncation")
+  "kept; removed by retention, compaction or truncation", healthy=True)
 _("EPOCH_MISSING_FROM_CHECKPOINT", LOW, "batches carry an epoch the checkpoint does not list",
   "the cache lacks it until the segment is recovered")
 _("EPOCH_START_DIFFERS", LOW, "an epoch starts at another offset in the checkpoint than in the log",
-  "truncation answers use the checkpoint's offset")
+  "truncation answers use the checkpoint's offset", healthy=True)
 
 # ----------------------------------------------------------------------------- KRaft metadata
 _ = _area("KRaft metadata")
@@ -283,11 +287,11 @@ _("METADATA_REPLICAS_DIVERGE", MEDIUM, "copies of the metadata log hold differen
 _("METADATA_HISTORY_INCOMPLETE", INFO, "the metadata log starts after offset 0 with no snapshot before it",
   "not applicable: older partitions are unknown until a change names them")
 _("METADATA_RECORDS_SUPERSEDED", INFO, "metadata records with no known state to apply to; a later snapshot covers them",
-  "not applicable")
+  "not applicable", healthy=True)
 _("METADATA_LOG_GAP", MEDIUM, "metadata offsets missing with no snapshot covering them", "not applicable")
 _("METADATA_TRANSACTION_OPEN", INFO, "the metadata log ends inside a metadata transaction",
-  "the open transaction's records are not applied")
-_("METADATA_TRANSACTION_ABORTED", INFO, "a metadata transaction was aborted", "its records are discarded")
+  "the open transaction's records are not applied", healthy=True)
+_("METADATA_TRANSACTION_ABORTED", INFO, "a metadata transaction was aborted", "its records are discarded", healthy=True)
 _("METADATA_TRANSACTION_NESTED", LOW, "a metadata transaction begins inside another", "the controller fails")
 _("METADATA_TRANSACTION_TOO_LARGE", LOW, "a metadata transaction holds more records than the timeline holds",
   "Kafka applies it at its end; the timeline replays it as it is read (an abort after the limit is not undone)")
@@ -300,8 +304,10 @@ _("CLEAR_ELR_UNKNOWN_TOPIC", LOW, "a ClearElrRecord names an unknown topic", "ig
 _("TOPIC_ID_UNNAMED", LOW, "a partition record for a topic id no TopicRecord named", "the controller fails")
 _("EPOCH_NOT_GRANTED", HIGH, "a replica holds a leader epoch the controller never granted to a leader",
   "impossible under a working controller: damage or a foreign cluster's data")
-_("GRANT_NOT_SEEN", LOW, "the broker was elected in an epoch its leader-epoch checkpoint lacks",
-  "normal before 2.0.1, or when the broker crashed before recording it")
+_("GRANT_NOT_SEEN", INFO, "the broker was elected in an epoch its leader-epoch checkpoint lacks; LOW when its "
+  "batches carry that epoch or a later one (it appended, so Kafka recorded the epoch)",
+  "an entry is written on append, and from 2.0.1 at the election at the log end; a broker that never appended in "
+  "the epoch drops that entry when it truncates to its log end as a follower or loads the log", healthy=True)
 _("TOPIC_ID_MISMATCH", MEDIUM, "the replica's topic id is not the one the controller gave the topic",
   "a leftover of a deleted and re-created topic: Kafka marks it stray")
 _("REPLICA_NOT_ASSIGNED", LOW, "the controller's replica set of this partition leaves this broker out",
@@ -324,13 +330,14 @@ _("INTERNAL_RECORD_TRAILING_BYTES", LOW, "bytes left after a decoded internal-to
 _("INTERNAL_RECORD_MISSING_KEY", MEDIUM, "an internal-topic record with a null key",
   "the coordinator cannot load it; kafka-dump-log aborts with 'message had a missing key'")
 _("CONSUMER_PROTOCOL_UNDECODED", LOW, "a classic group member's subscription or assignment that is not the consumer "
-  "protocol", "kept as raw bytes: the coordinator never parses them; kafka-dump-log prints them as base64")
+  "protocol", "kept as raw bytes: the coordinator never parses them; kafka-dump-log prints them as base64",
+  healthy=True)
 
 # ----------------------------------------------------------------------------- transactions
 _ = _area("transactions (markers, last stable offset, .txnindex, __transaction_state)")
 _("TXN_OPEN", INFO, "a transaction open at the log end: data batches of a producer with no marker after them",
   "read_committed consumers stop at its first offset (the last stable offset) until the coordinator writes the "
-  "marker, or aborts it at its timeout")
+  "marker, or aborts it at its timeout", healthy=True)
 _("TXN_HANGING", HIGH, "an open transaction nobody will end: older than the maximum transaction timeout by the "
   "partition's own clock, or one the coordinator (__transaction_state) no longer has for this partition",
   "the last stable offset stays at its first offset: read_committed consumers stall and the cleaner stops there, "
@@ -379,9 +386,9 @@ _("COMMITTED_DATA_LOST", CRITICAL, "batches below the committed bound were trunc
 
 # ----------------------------------------------------------------------------- verdicts
 _ = _area("replay verdicts", "verdict")
-_("OK", INFO, "the replica ends as a prefix of the leader; nothing it held is lost", "-")
+_("OK", INFO, "the replica ends as a prefix of the leader; nothing it held is lost", "-", healthy=True)
 _("DISCARD_UNCOMMITTED", LOW, "records above every known high watermark were truncated and not fetched back",
-  "normal: uncommitted records of a former leader")
+  "normal: uncommitted records of a former leader", healthy=True)
 _("POSSIBLY_COMMITTED", HIGH, "records below the committed bound but above this replica's own HW were truncated",
   "committed when another replica's HW says so")
 _("LOSS_COMMITTED", CRITICAL, "records below this replica's own high watermark were truncated and not fetched back",
@@ -389,7 +396,7 @@ _("LOSS_COMMITTED", CRITICAL, "records below this replica's own high watermark w
 _("FORK", CRITICAL, "after truncation the replica keeps records that differ from the leader's at the same offsets",
   "a permanent, silent divergence")
 _("NO_EPOCHS", LOW, "the replica has no leader epochs: truncation fell back to its high watermark",
-  "pre-KIP-101 behaviour for this replica")
+  "pre-KIP-101 behaviour for this replica", healthy=True)
 _("LOST_TO_RECOVERY", HIGH, "records this broker's own log recovery cuts at restart (damaged or torn batches)",
   "LogLoader truncates at the first invalid batch and deletes later segments")
 _("LEADER_LACKS_COMMITTED", HIGH, "the new leader lacks records below another replica's high watermark",
@@ -424,15 +431,18 @@ def markdown() -> str:
            "Generated from `kforensics/catalogue.py` (`python -m kforensics.catalogue > docs/findings.md`); "
            "a test fails when it is stale.", "",
            "Severity is the default; a finding is graded higher or lower only where the context changes what "
-           "Kafka does, and its message says why.", ""]
+           "Kafka does, and its message says why.", "",
+           "*Healthy* says whether the code can occur in a healthy cluster (nothing lost, nothing damaged): Kafka "
+           "produces it in normal operation.  A test runs `scan` and `replay` over the healthy real corpora and "
+           "fails on any finding at low or above whose code is not.", ""]
     areas: dict[str, list[CodeInfo]] = {}
     for e in _ENTRIES:
         areas.setdefault(e.area, []).append(e)
     for area, entries in areas.items():
-        out += [f"## {area[0].upper()}{area[1:]}", "", "| code | severity | meaning | what Kafka does |",
-                "| --- | --- | --- | --- |"]
+        out += [f"## {area[0].upper()}{area[1:]}", "", "| code | severity | healthy | meaning | what Kafka does |",
+                "| --- | --- | --- | --- | --- |"]
         for e in entries:
-            out.append(f"| `{e.code}` | {e.severity} | {e.meaning} | {e.kafka} |")
+            out.append(f"| `{e.code}` | {e.severity} | {'yes' if e.healthy else 'no'} | {e.meaning} | {e.kafka} |")
         out.append("")
     return "\n".join(out)
 

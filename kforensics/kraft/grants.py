@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..findings import Finding, finding
+from ..severity import Severity
 from .timeline import NO_LEADER, Timeline
 
 
@@ -59,10 +60,7 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
         top = max(cp_epochs, default=-1)
         for e in entries:
             if e.leader_changed and e.leader == broker_id and e.leader_epoch > top and e.source == "log":
-                out.append(finding("GRANT_NOT_SEEN", f"broker {broker_id} was elected leader in epoch {e.leader_epoch} (metadata offset "
-                                   f"{e.offset}) but its leader-epoch-checkpoint stops at epoch {top}",
-                                   file=file, **{**facts, "epoch": e.leader_epoch, "checkpoint_last": top,
-                                                     "metadata_offset": e.offset}))
+                out.append(_grant_not_seen(broker_id, e.leader_epoch, e.offset, top, batch_epochs, file, facts))
                 break
     removed = tl.removed_topics.get(entries[-1].topic_id)
     if removed is not None and removed.get("offset") is not None and removed["offset"] > entries[-1].offset:
@@ -72,3 +70,30 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
         out.append(finding("REPLICA_NOT_ASSIGNED", f"the controller's replicas of {topic}-{partition} are {entries[-1].replicas}, without "
                            f"broker {broker_id}", file=file, **{**facts, "replicas": entries[-1].replicas}))
     return out
+
+
+def _grant_not_seen(broker_id: int, epoch: int, offset: int, top: int, batch_epochs: list[int], file: str | None,
+                    facts: dict) -> Finding:
+    """GRANT_NOT_SEEN: the broker was elected in ``epoch`` and its checkpoint's last epoch is ``top`` (-1: empty).
+
+    INFO when no batch of the replica carries ``epoch`` or a later one: the broker never appended in it, and that
+    is normal.  Kafka writes an entry on append (``LeaderEpochFileCache.assign``) and, from 2.0.1, at the election
+    at the log end (``Partition.makeLeader`` -> ``maybeAssignEpochStartOffset``, 2.0.1 Partition.scala, 3.3.1 and
+    3.8.0 the same); an entry that starts at the log end is dropped when the broker, now a follower, truncates to
+    its log end (``UnifiedLog.truncateTo``: "a conflicting epoch entry at the end of the log ... failed to append
+    any entries before another leader was elected", 2.8.0 Log.scala, 3.3.1 and 3.8.0 UnifiedLog.scala) and when it
+    loads the log (``LogLoader``: ``truncateFromEnd(nextOffset)``, 3.3.1, 3.8.0).  LOW when its batches do carry
+    the epoch or a later one: it appended, so Kafka recorded the epoch and the checkpoint lost it.
+    """
+    appended = any(b >= epoch for b in batch_epochs)
+    held = "its leader-epoch-checkpoint is empty" if top < 0 else f"its leader-epoch-checkpoint stops at epoch {top}"
+    if appended:
+        why = (f"; yet its batches carry epoch {epoch} or a later one, and Kafka records an epoch on every append: "
+               "the checkpoint lost it")
+    else:
+        why = (f"; it never appended in epoch {epoch} (no batch carries it or a later one): normal, the election's "
+               "entry at the log end is dropped when the broker truncates to its log end as a follower or loads "
+               "the log")
+    return finding("GRANT_NOT_SEEN", f"broker {broker_id} was elected leader in epoch {epoch} (metadata offset "
+                   f"{offset}) but {held}{why}", severity=Severity.LOW if appended else None, file=file,
+                   **{**facts, "epoch": epoch, "checkpoint_last": top, "metadata_offset": offset})
