@@ -8,7 +8,7 @@ import click
 
 from ..consumers.replay_impact import ReplayImpact, replay_impact  # noqa: F401 (the analysis; re-exported)
 from ..errors import ExitCode
-from .options import format_option, kafka_version_option, metadata_option
+from .options import format_option, kafka_version_option, metadata_option, min_severity_option
 
 
 @click.command()
@@ -27,10 +27,12 @@ from .options import format_option, kafka_version_option, metadata_option
                  "inside the brokers' log dirs.")
 @format_option()
 @click.option("-v", "--verbose", is_flag=True,
-              help="Text output: every partition in detail (by default partitions with nothing to report, every "
-                   "replica OK and nothing truncated, are one line per topic).")
+              help="Text output: every partition in detail and every finding (by default partitions with nothing to "
+                   "report, every replica OK and nothing truncated, are one line per topic, and findings below "
+                   "medium are counted per code).")
+@min_severity_option()
 def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt,
-           verbose):
+           verbose, min_severity):
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
@@ -87,7 +89,8 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         doc.update(to_jsonable(impact))
         sys.stdout.write(dumps(doc) + "\n")
     else:
-        render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose)
+        render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose,
+                           min_severity=min_severity)
     hit = fails_replay((v.code for p in report.partitions for r in p.replicas for v in r.verdicts),
                        (f.code for f in impact.findings))
     sys.exit(ExitCode.FINDINGS if hit else ExitCode.CLEAN)

@@ -1,14 +1,23 @@
-"""The text of ``replay``: per partition the leader, how replicas compare, each replica's verdicts; what that does
-to consumer groups and transactions; a summary."""
+"""The text of ``replay``: the answer first; per partition the leader, how replicas compare, each replica's verdicts;
+what that does to consumer groups and transactions; the findings below medium counted per code; a summary.
+
+The answer line and what makes a partition worth showing come from
+:mod:`kforensics.verdict_rules` (the verdict classes) and the findings'
+severities: findings at or above medium (``--min-severity``, or every one
+with ``--verbose``) are listed where they belong, the rest counted per code.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any, TextIO
 
+from ..findings import Finding
 from ..replay.engine import PartitionReplay
 from ..replay.report import ReplayReport
-from .common import finding_line, printable
+from ..severity import Severity
+from ..verdict_rules import FAILING_FINDINGS, IMPACT, fails_replay, verdict_codes, worst
+from .common import LISTED_BY_DEFAULT, by_listing, counted_lines, finding_line, plural, printable
 
 
 def _range(offsets: list[tuple[int, int]], limit: int = 8) -> str:
@@ -36,7 +45,9 @@ def _compare(p: PartitionReplay) -> list[str]:
     return out
 
 
-def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) -> None:
+def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False,
+                     threshold: Severity = Severity.INFO) -> None:
+    """One partition in detail; its findings at or above ``threshold`` (the rest are counted at the end)."""
     w = out.write
     w(f"\n{printable(p.topic)}-{p.partition}: leader {p.leader} (epoch {p.leader_epoch}), committed bound "
       f"{p.committed_bound}\n")
@@ -68,7 +79,8 @@ def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False) 
             elif v.code != "OK":
                 w(f"      {v.code}: {printable(v.detail)}\n")
     for f in p.findings:
-        w(f"  ! {finding_line(f)}\n")
+        if f.severity >= threshold:
+            w(f"  ! {finding_line(f)}\n")
     if p.what_if:
         for alt in p.what_if:
             lost = ", ".join(f"{n} {code}" for code, n in alt.lost_records.items() if n) or "nothing lost"
@@ -103,16 +115,17 @@ def render_consumer_impact(impact: Any, out: TextIO, *, digests: bool = False) -
     w = out.write
     co = impact.committed
     groups = {i.group for i in impact.consumer_impact}
-    w(f"\nconsumer impact: {len(groups)} group(s) affected ({len(co.offsets)} committed offset(s) of the partitions "
-      f"that lose records, read from {len(co.partitions_read)} __consumer_offsets partition copies)\n")
+    copies = plural(len(co.partitions_read), "__consumer_offsets partition copy", "__consumer_offsets partition copies")
+    w(f"\nconsumer impact: {plural(len(groups), 'group')} affected ({plural(len(co.offsets), 'committed offset')} "
+      f"of the partitions that lose records, read from {copies})\n")
     for i in impact.consumer_impact:
         epoch = f" (leader epoch {i.committed_leader_epoch})" if i.committed_leader_epoch is not None else ""
         serves = f"{i.log_start_offset}-{i.log_end_offset - 1}" if i.log_end_offset > i.log_start_offset else "nothing"
         w(f"  {printable(i.topic)}-{i.partition} group {printable(i.group)}: committed {i.committed_offset}{epoch}; "
           f"the new leader, broker {i.leader}, serves {serves}\n")
         if i.consumed_lost:
-            w(f"      consumed {_offsets(i.consumed_lost)} ({i.consumed_lost_records} records), which no longer "
-              "exist\n")
+            w(f"      consumed {_offsets(i.consumed_lost)} ({plural(i.consumed_lost_records, 'record')}), "
+              "which no longer exist\n")
         w(f"      {_consumer_next(i)}\n")
         if digests and i.digests:
             for dg in i.digests[:20]:
@@ -144,10 +157,10 @@ def render_transactions(impact: Any, out: TextIO) -> None:
               f"{r.marker.control_type} marker at offset {r.marker.offset} is lost ({r.verdict})\n")
 
 
-def quiet(p: PartitionReplay) -> bool:
+def quiet(p: PartitionReplay, threshold: Severity = Severity.INFO) -> bool:
     """Whether a partition has nothing to report: every replica OK and none cut at restart or truncated, no
-    divergence on disk, no finding."""
-    if p.findings:
+    divergence on disk, no finding at or above ``threshold`` (those below it are counted at the end)."""
+    if any(f.severity >= threshold for f in p.findings):
         return False
     if p.what_if and any(n for alt in p.what_if for n in alt.lost_records.values()):
         return False  # another leader would lose something: the comparison is worth reading
@@ -193,45 +206,104 @@ def quiet_lines(partitions: list[PartitionReplay]) -> list[str]:
     return out
 
 
+def answer_line(report: ReplayReport, impact: Any = None) -> str:
+    """What matters first: brokers that will not start, partitions that lose records or cannot recover (by
+    :mod:`kforensics.verdict_rules`), consumer and transaction impact; or that nothing is lost."""
+    failing = [p for p in report.partitions if fails_replay(verdict_codes(p))]
+    impact_hits = [f for f in (impact.findings if impact is not None else []) if f.code in FAILING_FINDINGS]
+    if not failing and not impact_hits:
+        codes = set().union(*(verdict_codes(p) for p in report.partitions)) if report.partitions else set()
+        if codes <= {"OK"}:
+            return f"answer: nothing lost: {_counted_partitions(report)}, every replica OK"
+        discarded = [p for p in report.partitions if verdict_codes(p) & set(IMPACT)]
+        tail = (f"; {plural(len(discarded), 'partition')} only {'discards' if len(discarded) == 1 else 'discard'} "
+                "uncommitted records" if discarded else "")
+        return f"answer: nothing committed is lost: {_counted_partitions(report)}{tail}"
+    parts = []
+    # LogLoader cannot load the log: LogManager.loadLogs fails and the broker does not start (LOG_LOAD_FAILS)
+    stopped = sorted({r.broker_id for p in failing for r in p.replicas if any(v.code == "LOG_LOAD_FAILS"
+                                                                               for v in r.verdicts)})
+    if stopped:
+        parts.append(f"{'broker' if len(stopped) == 1 else 'brokers'} {', '.join(map(str, stopped))} will not start")
+    if failing:
+        names = [f"{printable(p.topic)}-{p.partition} ({worst(verdict_codes(p))})" for p in failing]
+        shown = ", ".join(names[:4]) + (f", … ({len(names) - 4} more)" if len(names) > 4 else "")
+        parts.append(f"{plural(len(failing), 'partition')} {'loses' if len(failing) == 1 else 'lose'} records or "
+                     f"cannot recover: {shown}")
+    if impact_hits:
+        codes = ", ".join(sorted({f.code for f in impact_hits}))
+        parts.append(f"{plural(len(impact_hits), 'finding')} on consumer groups and transactions ({codes})")
+    return "answer: " + "; ".join(parts)
+
+
+def _counted_partitions(report: ReplayReport) -> str:
+    """``60 partitions, 80 replicas (1 to 3 per partition)`` or ``55 partitions, 3 replicas each``."""
+    per = sorted({len(p.replicas) for p in report.partitions})
+    n = sum(len(p.replicas) for p in report.partitions)
+    head = plural(len(report.partitions), "partition")
+    if len(per) == 1 and len(report.partitions) > 1:
+        return f"{head}, {per[0]} replica{'' if per[0] == 1 else 's'} each"
+    if len(per) <= 1:
+        return f"{head}, {plural(n, 'replica')}"
+    return f"{head}, {plural(n, 'replica')} ({per[0]} to {per[-1]} per partition)"
+
+
 def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = False, impact: Any = None,
-                       verbose: bool = False) -> None:
+                       verbose: bool = False, min_severity: Severity | None = None) -> None:
     """The replay's text; ``impact`` (a :class:`~kforensics.cli.replay.ReplayImpact`) adds the consumer-impact and
     transactions sections and their findings.  Partitions with nothing to report (:func:`quiet`) are one line per
-    topic unless ``verbose``."""
-    out.write(f"replay with Kafka {report.kafka_version} rules, {len(report.partitions)} partition(s) on "
-              f"{len(report.brokers)} broker(s)\n")
-    for f in report.findings:
+    topic unless ``verbose``; findings below ``min_severity`` (default medium; every one with ``verbose``) are
+    counted per code at the end."""
+    threshold = min_severity if min_severity is not None else Severity.INFO if verbose else LISTED_BY_DEFAULT
+    out.write(answer_line(report, impact) + "\n")
+    out.write(f"replay with Kafka {report.kafka_version} rules, {plural(len(report.partitions), 'partition')} on "
+              f"{plural(len(report.brokers), 'broker')}\n")
+    counted: list[Finding] = []
+    listed, below = by_listing(report.findings, threshold)
+    counted += below
+    for f in listed:
         out.write(f"! {finding_line(f)}\n")
     counts: Counter = Counter()
     hidden = []
     for p in report.partitions:
         for r in p.replicas:
             counts.update(v.code for v in r.verdicts)
-        if not verbose and quiet(p):
+        counted += [f for f in p.findings if f.severity < threshold]
+        if not verbose and quiet(p, threshold):
             hidden.append(p)
             continue
-        render_partition(p, out, digests=digests)
+        render_partition(p, out, digests=digests, threshold=threshold)
     if hidden:
-        out.write(f"\nnothing to report on {len(hidden)} partition(s): every replica OK, nothing cut or truncated "
-                  "(--verbose shows each)\n")
+        out.write(f"\nnothing to report on {plural(len(hidden), 'partition')}: every replica OK, nothing cut or "
+                  "truncated (--verbose shows each)\n")
         for line in quiet_lines(hidden):
             out.write(line + "\n")
-    extra = ""
-    if impact is not None:
-        if impact.committed.offsets or impact.consumer_impact:
-            render_consumer_impact(impact, out, digests=digests)
-        if impact.transactions:
-            render_transactions(impact, out)
-        if impact.findings:
-            out.write(f"\n{len(impact.findings)} finding(s) of the consumer and transaction impact\n")
-            for f in sorted(impact.findings, key=lambda f: (-int(f.severity), f.file or "", f.position or 0)):
-                out.write(f"! {finding_line(f)}\n")
-        groups = len({(i.group, i.topic, i.partition) for i in impact.consumer_impact})
-        reopened = sum(len(a.reopened) for a in impact.transactions)
-        hanging = sum(len(a.leader_transactions.hanging) for a in impact.transactions
-                      if a.leader_transactions is not None)
-        extra = "".join(part for part, n in ((f"; {groups} group-partition(s) affected", groups),
-                                             (f"; {reopened} transaction(s) reopened", reopened),
-                                             (f"; {hanging} hanging transaction(s)", hanging)) if n)
+    extra = _render_impact(impact, out, digests, threshold, counted) if impact is not None else ""
+    if counted:
+        out.write("\n")
+        for line in counted_lines(counted, "--verbose or --min-severity"):
+            out.write(line + "\n")
     verdicts = ", ".join(f"{n} {code}" for code, n in sorted(counts.items(), key=lambda kv: (kv[0] == "OK", kv[0])))
-    out.write(f"\nsummary: {len(report.partitions)} partition(s): {verdicts or 'no replicas'}{extra}\n")
+    out.write(f"\nsummary: {_counted_partitions(report)}; verdicts: {verdicts or 'none'}{extra}\n")
+
+
+def _render_impact(impact: Any, out: TextIO, digests: bool, threshold: Severity, counted: list[Finding]) -> str:
+    """The consumer-impact and transactions sections and their findings at or above ``threshold`` (the rest go to
+    ``counted``); returns the summary's tail."""
+    if impact.committed.offsets or impact.consumer_impact:
+        render_consumer_impact(impact, out, digests=digests)
+    if impact.transactions:
+        render_transactions(impact, out)
+    listed, below = by_listing(impact.findings, threshold)
+    counted += below
+    if listed:
+        out.write(f"\n{plural(len(listed), 'finding')} of the consumer and transaction impact\n")
+        for f in listed:
+            out.write(f"! {finding_line(f)}\n")
+    groups = len({(i.group, i.topic, i.partition) for i in impact.consumer_impact})
+    reopened = sum(len(a.reopened) for a in impact.transactions)
+    hanging = sum(len(a.leader_transactions.hanging) for a in impact.transactions
+                  if a.leader_transactions is not None)
+    return "".join(part for part, n in ((f"; {plural(groups, 'group-partition')} affected", groups),
+                                        (f"; {plural(reopened, 'transaction')} reopened", reopened),
+                                        (f"; {plural(hanging, 'hanging transaction')}", hanging)) if n)

@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from ..severity import Severity
 from .common import exit_for, printable
 from .evidence import refuse_output_in_evidence
 from .options import fail_on_option, format_option, kafka_version_option, min_severity_option
@@ -21,7 +20,10 @@ from .options import fail_on_option, format_option, kafka_version_option, min_se
 @min_severity_option()
 @click.option("--topic", "topics", multiple=True, help="Text output: only these topics (repeatable).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar (default: when stderr is a terminal).")
-def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress):
+@click.option("-v", "--verbose", is_flag=True,
+              help="Text output: every partition and every finding (by default findings below medium are counted "
+                   "per code, and partitions with no batch and nothing to report are one line).")
+def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress, verbose):
     """Scan a broker's log dir(s) (several for JBOD) as forensic evidence.
 
     Reports per-partition facts (log start/end, high watermark, epoch caches,
@@ -45,18 +47,17 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     # the segments' hashing starts now, on a helper thread, and runs while the rest loads and the walk goes on
     prefetch(segment_files(log_dirs))
     try:
-        _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress)
+        _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress, verbose)
     finally:
         cancel_prefetched()
 
 
-def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress):
+def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress, verbose=False):
     from ..scan.broker import scan_log_dirs
     from ..scan.partition import CoordinatorSource, transaction_coordinator
     from .scan_text import render_scan_text, resolve_log_dirs
 
     threshold = fail_on
-    shown = min_severity if min_severity is not None else Severity.INFO
     dirs = resolve_log_dirs(log_dirs)
     if topics:
         _check_topics(dirs, topics)
@@ -93,7 +94,7 @@ def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, 
 
         write_document("scan", report)
     else:
-        render_scan_text(report, sys.stdout, min_severity=shown, topics=set(topics))
+        render_scan_text(report, sys.stdout, min_severity=min_severity, topics=set(topics), verbose=verbose)
     sys.exit(exit_for(report.all_findings(), threshold))
 
 

@@ -1,4 +1,8 @@
-"""The text of ``scan``: the partitions table, open transactions, the findings, one summary line.
+"""The text of ``scan``: the answer, the partitions table, open transactions, the findings, one summary line.
+
+The first line is the answer: whether the broker starts and what its next
+start loses.  Findings at or above medium (or ``--min-severity``) are listed
+one per line; the rest are counted per code with one example each.
 
 On a terminal the table is drawn with rich when it fits the terminal with
 every partition name and number on one line (framed if there is room, else
@@ -17,7 +21,8 @@ import click
 from ..findings import Finding, Severity
 from ..log.file_kinds import parse_partition_dir_name
 from ..scan.model import PartitionScan, ScanReport
-from .common import finding_line, printable, severity_counts, summary_line
+from .common import (LISTED_BY_DEFAULT, by_listing, count_text, counted_lines, finding_line, plural, printable,
+                     severity_counts)
 
 COLUMNS = ("partition", "segs", "batches", "log start", "LEO", "HW", "uncommitted", "at next start", "epochs",
            "findings")
@@ -70,10 +75,46 @@ def next_start(p: PartitionScan) -> str:
     return "recovered, no loss" if r.recovers else "-"
 
 
-def rows(report: ScanReport, topics: set[str]) -> list[list[str]]:
+def idle(p: PartitionScan, threshold: Severity) -> bool:
+    """Whether a partition holds no batch and has nothing to report: every segment read, nothing that its next
+    start cuts or fails on, no open transaction, no finding at or above ``threshold``."""
+    return (p.batch_count == 0 and p.complete and not p.open_transactions
+            and next_start(p) in ("-", "recovered, no loss")
+            and not any(f.severity >= threshold for f in p.findings))
+
+
+def idle_line(partitions: list[PartitionScan], threshold: Severity) -> str:
+    """One line for the partitions that hold no batch and have nothing to report at or above ``threshold``, by
+    topic."""
+    by_topic: dict[str, list[int]] = {}
+    for p in partitions:
+        by_topic.setdefault(p.topic, []).append(p.partition)
+    topics = "; ".join(f"{printable(t)} {_numbers(ns)}" for t, ns in sorted(by_topic.items()))
+    verb = "holds" if len(partitions) == 1 else "hold"
+    return (f"{plural(len(partitions), 'partition')} {verb} no batch, nothing cut at the next start and no finding "
+            f"at {threshold} or above (--verbose lists them): {topics}")
+
+
+def _numbers(ns: list[int]) -> str:
+    """``0-4, 7, 9-10``."""
+    ns = sorted(set(ns))
+    out, i = [], 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(str(ns[i]) if i == j else f"{ns[i]}-{ns[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def rows(report: ScanReport, topics: set[str], skip: Any = None) -> list[list[str]]:
+    """The table's rows, one per partition of ``topics`` (every topic when empty), except those ``skip`` says."""
     out = []
     for p in sorted(report.partitions, key=lambda p: (p.topic, p.partition, p.dir_name)):
         if topics and p.topic not in topics:
+            continue
+        if skip is not None and skip(p):
             continue
         worst = p.worst()
         out.append([printable(p.dir_name), str(len(p.segments)), str(p.batch_count), _s(p.log_start_offset),
@@ -201,13 +242,94 @@ def finding_topic(f: Finding, log_dirs: list[str]) -> str | None:
     return parsed.topic if parsed is not None else None
 
 
-def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity = Severity.INFO,
-                     topics: set[str] | None = None) -> None:
+def answer_line(report: ScanReport, topics: set[str], findings: list[Finding]) -> str:
+    """What matters first: the broker does not start, N partitions lose records at the next start, or nothing is
+    lost (and whether any finding is at medium or above)."""
+    from ..checks.watermarks import recovery_cost
+
+    shown = [p for p in sorted(report.partitions, key=lambda p: (p.topic, p.partition, p.dir_name))
+             if not topics or p.topic in topics]
+    # LogLoader throws on such a log: LogManager.loadLogs fails and the broker does not start (LOG_LOAD_FAILS)
+    stuck = [p for p in shown if p.recovery.load_fails or p.recovery.epoch_checkpoint_unreadable]
+    if stuck:
+        return (f"answer: the broker will not start: {plural(len(stuck), 'log')} cannot load "
+                f"({_names(stuck)})")
+    losing = []
+    for p in shown:
+        cost = None if p.recovery.note else recovery_cost(p.recovery, high_watermark=p.high_watermark,
+                                                           log_start_offset=p.log_start_offset, segments=p.segments)
+        if cost is not None and cost.first_offset is not None:
+            losing.append((p, cost))
+    serious = [f for f in findings if f.severity >= LISTED_BY_DEFAULT]
+    if losing:
+        records = sum(c.records for _, c in losing)
+        committed = sum(c.committed_records for _, c in losing)
+        verb = "loses" if len(losing) == 1 else "lose"
+        return (f"answer: {plural(len(losing), 'partition')} {verb} records at the next start "
+                f"({_names([p for p, _ in losing])}): {plural(records, 'readable record')}, {committed} committed")
+    if serious:
+        worst = max(f.severity for f in serious)
+        return (f"answer: nothing lost at the next start, but {plural(len(serious), 'finding')} at medium or above "
+                f"(worst {worst})")
+    return "answer: nothing lost at the next start; no finding at medium or above"
+
+
+def _names(partitions: list[PartitionScan], limit: int = 4) -> str:
+    names = [printable(p.dir_name) for p in partitions]
+    return ", ".join(names[:limit]) + (f", … ({len(names) - limit} more)" if len(names) > limit else "")
+
+
+def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity | None = None,
+                     topics: set[str] | None = None, verbose: bool = False) -> None:
+    """The scan as text: answer, table, transactions, findings at or above ``min_severity`` one per line and the
+    rest counted per code, summary.
+
+    By default findings at or above medium are listed, and partitions that
+    hold no batch and have nothing to report (:func:`idle`) are one line;
+    ``verbose`` lists every partition and (unless ``min_severity``) every
+    finding.
+    """
     topics = topics or set()
+    threshold = min_severity if min_severity is not None else Severity.INFO if verbose else LISTED_BY_DEFAULT
     b = report.broker
+    findings = list(report.all_findings())
+    if topics:
+        # the topic of the finding's partition directory, compared whole: "orders" is not "orders-events"
+        log_dirs = sorted({*b.log_dirs, *(p.log_dir for p in report.partitions)}, key=len, reverse=True)
+        findings = [f for f in findings if f.file is None or finding_topic(f, log_dirs) in topics]
+    out.write(answer_line(report, topics, findings) + "\n")
     out.write(f"broker {_s(b.node_id)}  cluster {printable(b.cluster_id or '-')}  log dirs: "
               f"{', '.join(printable(d) for d in b.log_dirs)}\n")
-    body = rows(report, topics)
+    shown = [p for p in report.partitions if not topics or p.topic in topics]
+    quiet = [] if verbose else [p for p in shown if idle(p, threshold)]
+    body = rows(report, topics, skip=(lambda p: idle(p, threshold)) if quiet else None)
+    if body:
+        _write_table(out, body)
+    if quiet:
+        out.write(idle_line(quiet, threshold) + "\n")
+    txn = transaction_lines(report, topics)
+    if txn:
+        hanging = sum(t.hanging for p in report.partitions if not topics or p.topic in topics
+                      for t in p.open_transactions)
+        out.write(f"\ntransactions open at the log end ({sum(line.startswith('    ') for line in txn)}, "
+                  f"{hanging} hanging; read_committed consumers stop at the LSO)\n")
+        for line in txn:
+            out.write(line + "\n")
+    listed, counted = by_listing(findings, threshold)
+    if listed:
+        out.write(f"\n{plural(len(listed), 'finding')}" + (f" at or above {threshold}" if threshold > Severity.INFO
+                                                          else "") + "\n")
+        for f in listed:
+            out.write(finding_line(f) + "\n")
+    if counted:
+        out.write("\n")
+        for line in counted_lines(counted, "--min-severity"):
+            out.write(line + "\n")
+    out.write(f"summary: {plural(len(shown), 'partition')}; {count_text(severity_counts(findings))}\n")
+
+
+def _write_table(out: TextIO, body: list[list[str]]) -> None:
+    """The partitions table: rich on a terminal where every name and number fits whole, else plain aligned text."""
     table = None
     if out.isatty():
         from rich.console import Console
@@ -220,23 +342,3 @@ def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity 
         out.write("partitions\n")
         for line in plain_table(COLUMNS, body, _LEFT):
             out.write(line + "\n")
-    txn = transaction_lines(report, topics)
-    if txn:
-        hanging = sum(t.hanging for p in report.partitions if not topics or p.topic in topics
-                      for t in p.open_transactions)
-        out.write(f"\ntransactions open at the log end ({sum(line.startswith('    ') for line in txn)}, "
-                  f"{hanging} hanging; read_committed consumers stop at the LSO)\n")
-        for line in txn:
-            out.write(line + "\n")
-    findings = sorted(report.all_findings(), key=lambda f: (-int(f.severity), f.file or "", f.position or 0))
-    if topics:
-        # the topic of the finding's partition directory, compared whole: "orders" is not "orders-events"
-        log_dirs = sorted({*b.log_dirs, *(p.log_dir for p in report.partitions)}, key=len, reverse=True)
-        findings = [f for f in findings if f.file is None or finding_topic(f, log_dirs) in topics]
-    listed = [f for f in findings if f.severity >= min_severity]
-    if listed:
-        out.write(f"\n{len(listed)} findings" + (f" at or above {min_severity}" if min_severity > Severity.INFO
-                                                 else "") + "\n")
-        for f in listed:
-            out.write(finding_line(f) + "\n")
-    out.write(summary_line(severity_counts(findings)) + f", {len(body)} partition(s)\n")

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import click
 
 from ..errors import ExitCode
-from .common import echo_findings, printable, severity_counts, summary_line
+from .common import count_text, echo_findings, plural, printable, severity_counts
 
 
 def _time(ms: int | None) -> str:
@@ -23,6 +23,18 @@ def _time(ms: int | None) -> str:
 
 def _ids(xs: list[int]) -> str:
     return "[" + ",".join(map(str, xs)) + "]"
+
+
+def answer_line(chosen: list) -> str:
+    """What matters first: the unclean elections (a leader from outside the previous ISR, or RECOVERING), or none."""
+    unclean = [(t, p, e) for (t, p), es in chosen for e in es if e.unclean]
+    if not unclean:
+        return (f"answer: no unclean election ({plural(len(chosen), 'partition')}, "
+                f"{plural(sum(len(es) for _, es in chosen), 'entry', 'entries')})")
+    shown = ", ".join(f"{printable(t)}-{p} at metadata offset {e.offset} (leader {e.leader}, epoch {e.leader_epoch})"
+                      for t, p, e in unclean[:4])
+    more = f", … ({len(unclean) - 4} more)" if len(unclean) > 4 else ""
+    return f"answer: {plural(len(unclean), 'unclean election')}: {shown}{more}"
 
 
 def entry_line(topic: str, partition: int, e) -> str:
@@ -93,6 +105,7 @@ def timeline(paths, fmt, topic, partition):
         doc["partitions"] = [p for p in doc["partitions"] if (p["topic"], p["partition"]) in keep]
         click.echo(dumps(doc))
     else:
+        click.echo(answer_line(chosen))
         removed = {(v["name"], v["offset"]) for v in tl.removed_topics.values()}
         for (t, p), es in chosen:
             for e in es:
@@ -101,8 +114,9 @@ def timeline(paths, fmt, topic, partition):
                 if name == t and offset is not None:
                     click.echo(f"{printable(t)}-{p} offset: {offset} record: RemoveTopicRecord (topic deleted)")
         echo_findings(tl.findings)
-        click.echo(f"{tl.records} metadata records, {len(chosen)} partition(s), "
-                   f"{sum(len(es) for _, es in chosen)} entries, "
-                   f"{sum(1 for _, es in chosen for e in es if e.unclean)} unclean election(s); "
-                   + summary_line(severity_counts(tl.findings)).removeprefix("summary: "))
+        entries = sum(len(es) for _, es in chosen)
+        unclean = sum(1 for _, es in chosen for e in es if e.unclean)
+        click.echo(f"{plural(tl.records, 'metadata record')}, {plural(len(chosen), 'partition')}, "
+                   f"{plural(entries, 'entry', 'entries')}, {plural(unclean, 'unclean election')}; "
+                   + count_text(severity_counts(tl.findings)))
     sys.exit(ExitCode.FINDINGS if any(f.severity.value > 0 for f in tl.findings) else ExitCode.CLEAN)

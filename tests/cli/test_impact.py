@@ -69,7 +69,7 @@ def test_replay_text_shows_the_consumer_impact_and_the_reopened_transaction():
     start = text.index("\nconsumer impact:")
     section = text[start:text.index("\n\n", start + 1)].strip("\n").splitlines()
     assert section == [
-        "consumer impact: 1 group(s) affected (1 committed offset(s) of the partitions that lose records, read from 2 "
+        "consumer impact: 1 group affected (1 committed offset of the partitions that lose records, read from 2 "
         "__consumer_offsets partition copies)",
         "  orders-0 group reader: committed 5 (leader epoch 0); the new leader, broker 2, serves 0-4",
         "      consumed 3-4 (2 records), which no longer exist",
@@ -88,9 +88,9 @@ def test_replay_text_shows_the_consumer_impact_and_the_reopened_transaction():
         ["HIGH", "TXN_MARKER_LOST"], ["HIGH", "TXN_HANGING"], ["HIGH", "CONSUMED_RECORDS_LOST"],
         ["MEDIUM", "GROUP_TRUNCATION_DETECTED"]]
     assert "@ byte 339: broker 1's COMMIT marker of producer 500 at offset 3 is lost" in findings[0]
-    assert text.splitlines()[-1] == ("summary: 1 partition(s): 1 LOSS_COMMITTED, 1 UNCLEAN_ELECTION; "
-                                     "1 group-partition(s) affected; 1 transaction(s) reopened; 1 hanging "
-                                     "transaction(s)")
+    assert text.splitlines()[-1] == ("summary: 1 partition, 2 replicas; verdicts: 1 LOSS_COMMITTED, "
+                                     "1 UNCLEAN_ELECTION; 1 group-partition affected; 1 transaction reopened; "
+                                     "1 hanging transaction")
 
 
 def test_replay_text_of_groups_that_reset_and_skip():

@@ -166,13 +166,13 @@ def test_rich_markup_in_evidence_renders_verbatim(tty, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")  # a wide terminal: the table has room for every column
     fs = [finding("UNKNOWN_FILE", f"message {m}", file=f"/d/{m}") for m in MARKUP]
     out = FakeTTY() if tty else io.StringIO()
-    render_scan_text(report(["[/x]-0", "[bold]-1"], fs, cluster="[/x]"), out)
+    render_scan_text(report(["[/x]-0", "[bold]-1"], fs, cluster="[/x]"), out, verbose=True)
     text = out.getvalue()
     for m in MARKUP:
         assert f"message {m}" in text and f"/d/{m}" in text
     assert "[/x]-0" in text and "[bold]-1" in text
-    assert text.startswith("broker 1  cluster [/x]  log dirs: /d\n")
-    assert text.rstrip("\n").endswith("summary: 5 findings (5 low), 2 partition(s)")
+    assert text.splitlines()[1] == "broker 1  cluster [/x]  log dirs: /d"
+    assert text.rstrip("\n").endswith("summary: 2 partitions; 5 findings (5 low)")
 
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -201,7 +201,7 @@ def test_terminal_table_keeps_partition_names_on_an_80_column_terminal(monkeypat
     assert _row(lines, "orders-0") == ["orders-0", *ROW_CELLS]
     assert _row(lines, "t-1") == ["t-1", *ROW_CELLS]
     assert "…" not in out.getvalue()
-    assert lines[-1] == "summary: no findings, 2 partition(s)"
+    assert lines[-1] == "summary: 2 partitions; no findings"
 
 
 @pytest.mark.parametrize("columns", [40, 60, 79, 80, 90, 104, 105, 132, 200])
@@ -249,7 +249,7 @@ def test_a_terminal_too_narrow_for_the_table_gets_the_plain_table(monkeypatch):
     name = "a-rather-long-topic-name-0"
     render_scan_text(report([name], []), out)
     lines = out.getvalue().splitlines()
-    assert lines[1] == "partitions" and lines[2].split()[:2] == ["partition", "segs"]
+    assert lines[2] == "partitions" and lines[3].split()[:2] == ["partition", "segs"]
     (row,) = [line for line in lines if line.startswith(name + "  ")]
     assert row.split() == [name, *ROW_CELLS]
 
@@ -260,10 +260,10 @@ def test_plain_table_never_truncates_a_long_partition_name():
     out = io.StringIO()
     render_scan_text(report([name], []), out)
     lines = out.getvalue().splitlines()
-    assert lines[1] == "partitions"
+    assert lines[2] == "partitions"
     (row,) = [line for line in lines if name in line]
     assert row.startswith(name + "  ")
-    assert lines[-1] == "summary: no findings, 1 partition(s)"
+    assert lines[-1] == "summary: 1 partition; no findings"
 
 
 def test_plain_table_aligns_columns_to_the_widest_cell():
@@ -285,15 +285,18 @@ def test_min_severity_filters_the_list_but_not_the_summary():
     out = io.StringIO()
     render_scan_text(report(["orders-0"], fs), out, min_severity=Severity.HIGH)
     text = out.getvalue()
-    assert "1 findings at or above high" in text
-    assert "high one" in text and "low one" not in text
-    assert text.splitlines()[-1] == "summary: 2 findings (1 high, 1 low), 1 partition(s)"
+    assert "1 finding at or above high" in text
+    assert "HIGH CRC_MISMATCH /d/a: high one" in text.splitlines()
+    # the low one is counted with its example, not listed
+    assert "LOW UNKNOWN_FILE /d/b: low one" not in text.splitlines()
+    assert "  1 LOW UNKNOWN_FILE, e.g. /d/b: low one" in text.splitlines()
+    assert text.splitlines()[-1] == "summary: 1 partition; 2 findings (1 high, 1 low)"
 
 
 def test_topic_filter_keeps_the_topics_partitions_and_broker_level_findings():
     fs = [finding("UNKNOWN_FILE", "in orders", file="/d/orders-0/x"), finding("UNKNOWN_FILE", "at the root")]
     out = io.StringIO()
-    render_scan_text(report(["orders-0", "payments-0"], fs), out, topics={"orders"})
+    render_scan_text(report(["orders-0", "payments-0"], fs), out, topics={"orders"}, verbose=True)
     text = out.getvalue()
     assert "in orders" in text and "at the root" in text
     assert [line.split()[0] for line in text.splitlines() if line.startswith(("orders-", "payments-"))] == ["orders-0"]
@@ -303,18 +306,19 @@ def test_topic_filter_does_not_list_findings_of_a_topic_that_only_shares_a_prefi
     fs = [finding("UNKNOWN_FILE", "in orders", file="/d/orders-0/x"),
           finding("UNKNOWN_FILE", "in orders-events", file="/d/orders-events-0/x")]
     out = io.StringIO()
-    render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders"})
+    render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders"}, min_severity=Severity.LOW)
     lines = out.getvalue().splitlines()
     assert "LOW UNKNOWN_FILE /d/orders-0/x: in orders" in lines
     assert not any("orders-events" in line for line in lines)
-    assert lines[-1] == "summary: 1 findings (1 low), 1 partition(s)"
+    assert lines[-1] == "summary: 1 partition; 1 finding (1 low)"
     # and the other way round
     out = io.StringIO()
-    render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders-events"})
+    render_scan_text(report(["orders-0", "orders-events-0"], fs), out, topics={"orders-events"},
+                     min_severity=Severity.LOW)
     lines = out.getvalue().splitlines()
     assert "LOW UNKNOWN_FILE /d/orders-events-0/x: in orders-events" in lines
     assert not any(": in orders" == line[-len(": in orders"):] for line in lines)
-    assert lines[-1] == "summary: 1 findings (1 low), 1 partition(s)"
+    assert lines[-1] == "summary: 1 partition; 1 finding (1 low)"
 
 
 @pytest.mark.parametrize("file,topic", [
@@ -344,7 +348,7 @@ def test_topic_filter_keeps_findings_of_deleted_and_future_directories_of_the_to
     fs = [finding("UNKNOWN_FILE", "deleted orders", file="/d/orders-1.0123456789abcdef0123456789abcdef-delete/x"),
           finding("UNKNOWN_FILE", "root file", file="/d/cleaner-offset-checkpoint")]
     out = io.StringIO()
-    render_scan_text(report(["orders-0"], fs), out, topics={"orders"})
+    render_scan_text(report(["orders-0"], fs), out, topics={"orders"}, min_severity=Severity.LOW)
     text = out.getvalue()
     assert "LOW UNKNOWN_FILE /d/orders-1.0123456789abcdef0123456789abcdef-delete/x: deleted orders\n" in text
     assert "root file" not in text
@@ -384,7 +388,7 @@ def test_topic_filter_on_a_scanned_log_dir_lists_only_that_topics_findings(tmp_p
         assert [line.split(":")[0] + ":" for line in lines if line.startswith(("HIGH ", "MEDIUM "))] == [
             f"HIGH RECOVERY_WOULD_TRUNCATE {where}", f"MEDIUM TRAILING_BYTES {where}"]
         assert [line.split()[0] for line in lines if line.startswith("orders")] == [f"{topic}-0"]
-        assert lines[-1] == "summary: 2 findings (1 high, 1 medium), 1 partition(s)"
+        assert lines[-1] == "summary: 1 partition; 2 findings (1 high, 1 medium)"
 
 
 def test_finding_line_without_a_file_has_no_stray_space_before_the_colon():

@@ -23,18 +23,19 @@ def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
     r = run("replay", *brokers)
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == [
-        "replay with Kafka latest rules, 60 partition(s) on 3 broker(s)",
+        "answer: nothing lost: 60 partitions, 80 replicas (1 to 3 per partition), every replica OK",
+        "replay with Kafka latest rules, 60 partitions on 3 brokers",
         "",
-        "nothing to report on 60 partition(s): every replica OK, nothing cut or truncated (--verbose shows each)",
+        "nothing to report on 60 partitions: every replica OK, nothing cut or truncated (--verbose shows each)",
         "  __consumer_offsets: partitions 0-49 (50), 50 replicas",
         "  test1: partitions 0-4 (5), 15 replicas",
         "  test5: partitions 0-4 (5), 15 replicas",
         "",
-        "summary: 60 partition(s): 80 OK",
+        "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK",
     ]
     verbose = run("replay", "--verbose", *brokers).stdout
     assert "test1-4: leader 3 (epoch 0), committed bound 1" in verbose and "nothing to report" not in verbose
-    assert verbose.splitlines()[-1] == "summary: 60 partition(s): 80 OK"
+    assert verbose.splitlines()[-1] == "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK"
 
 
 def test_a_lagging_follower_that_catches_up_has_nothing_to_report():
@@ -48,8 +49,8 @@ def test_partitions_with_a_verdict_stay_in_detail_beside_the_collapsed_ones(tmp_
     lines = r.stdout.splitlines()
     assert "orders-0: leader 1 (epoch 3), committed bound 6" in lines
     assert "nothing to report" not in r.stdout
-    assert lines[-1] == ("summary: 1 partition(s): 1 LEADER_LACKS_COMMITTED, 2 LOSS_COMMITTED, 1 LOST_TO_RECOVERY, "
-                         "1 POSSIBLY_COMMITTED")
+    assert lines[-1] == ("summary: 1 partition, 3 replicas; verdicts: 1 LEADER_LACKS_COMMITTED, 2 LOSS_COMMITTED, "
+                         "1 LOST_TO_RECOVERY, 1 POSSIBLY_COMMITTED")
 
 
 def test_verdict_facts_read_as_sentences():

@@ -384,10 +384,11 @@ def test_timeline_command_text_json_and_exit_codes(tmp_path):
     write_log(tmp_path / "ok", [topic(), part(isr=[1, 2]), change(leader=3, isr=[3]), topic("u", TID2), part(tid=TID2)])
     r = CliRunner().invoke(timeline, [str(tmp_path / "ok"), "--topic", "t"])
     assert r.exit_code == 0, r.output
-    *lines, summary = r.stdout.splitlines()
+    answer, *lines, summary = r.stdout.splitlines()
+    assert answer == "answer: 1 unclean election: t-0 at metadata offset 2 (leader 3, epoch 1)"
     assert len(lines) == 2 and all(line.startswith("t-0 offset: ") for line in lines)
     assert "leader: 3 leaderEpoch: 1 partitionEpoch: 1 isr: [3]" in lines[1] and lines[1].endswith("UNCLEAN")
-    assert summary == "5 metadata records, 1 partition(s), 2 entries, 1 unclean election(s); no findings"
+    assert summary == "5 metadata records, 1 partition, 2 entries, 1 unclean election; no findings"
     r = CliRunner().invoke(timeline, [str(tmp_path / "ok"), "--format", "json", "--partition", "0"])
     doc = json.loads(r.stdout)
     assert r.exit_code == 0 and [(p["topic"], len(p["entries"])) for p in doc["partitions"]] == [("t", 2), ("u", 1)]
