@@ -42,7 +42,9 @@ def _bomb(limit: int) -> DecodeError:
     return DecodeError("DECOMPRESSION_BOMB", f"decompressed size exceeds the limit of {limit} bytes", None, limit=limit)
 
 
-def decompress(codec_id: int, data, *, magic: int, max_output: int) -> bytes | bytearray:
+def decompress(
+    codec_id: int, data: bytes | bytearray | memoryview, *, magic: int, max_output: int
+) -> bytes | bytearray:
     """Decompress one batch payload (v2 records section or legacy wrapper value); bytes-like, held once."""
     data = bytes(data)
     if codec_id == 0:
@@ -83,7 +85,7 @@ def _gunzip(data: bytes, limit: int) -> bytearray:
         d = zlib.decompressobj(wbits=31)
         pos = start
         while not d.eof:
-            chunk = d.unconsumed_tail
+            chunk: bytes | memoryview = d.unconsumed_tail
             if not chunk:
                 chunk = view[pos : pos + _PIECE]
                 pos += len(chunk)
@@ -97,14 +99,14 @@ def _gunzip(data: bytes, limit: int) -> bytearray:
             return out
 
 
-def _gzip_header(head) -> bool:
+def _gzip_header(head: memoryview) -> bool:
     """Whether bytes start a gzip member header as ``GZIPInputStream.readHeader`` reads one (magic, deflate)."""
     return len(head) == 10 and head[0] == 0x1F and head[1] == 0x8B and head[2] == 8
 
 
 def _raw_snappy_length(block: bytes) -> int:
     n = shift = 0
-    for i, b in enumerate(block[:5]):
+    for _i, b in enumerate(block[:5]):
         n |= (b & 0x7F) << shift
         if not b & 0x80:
             return n
@@ -167,7 +169,7 @@ def _unlz4(data: bytes, magic: int, limit: int) -> bytearray:
         if d.needs_input:
             if pos >= len(data):
                 raise DecodeError("DECOMPRESSION_FAILED", "LZ4 frame ends early", None, codec="lz4")
-            chunk = view[pos : pos + _PIECE]
+            chunk: bytes | memoryview = view[pos : pos + _PIECE]
             pos += len(chunk)
         else:
             chunk = b""  # output still pending from the input already given

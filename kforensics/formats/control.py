@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from construct import ConstructError, Int16sb, Int16ub, Int32sb, Int64sb, Struct, Terminated
+from construct import Construct, ConstructError, Int16sb, Int16ub, Int32sb, Int64sb, Struct, Terminated
 
 from ..findings import DecodeError
 from .protocol import CompactArray, CompactString, Uuid, flexible
@@ -32,7 +32,7 @@ CONTROL_TYPE_IDS = {v: k for k, v in CONTROL_TYPES.items()}
 EndTxnMarker = Struct("version" / Int16sb, "coordinator_epoch" / Int32sb)
 
 
-def _voter(version: int):
+def _voter(version: int) -> Struct:
     fields = ["voter_id" / Int32sb]
     if version >= 1:
         fields.append("voter_directory_id" / Uuid())
@@ -75,7 +75,7 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def _parse_all(con, value: bytes):
+def _parse_all(con: Construct, value: bytes) -> Any:
     return Struct("v" / con, Terminated).parse(value).v
 
 
@@ -136,7 +136,7 @@ def encode_end_txn_marker(coordinator_epoch: int, version: int = 0) -> bytes:
 
 
 def encode_leader_change(leader_id: int, voters: list[int], granting: list[int], version: int = 0) -> bytes:
-    def vs(ids):
+    def vs(ids: list[int]) -> list[dict[str, Any]]:
         return [dict(voter_id=i, _tagged={}) for i in ids]
 
     return leader_change(version).build(

@@ -33,7 +33,7 @@ import base64
 import struct as _struct
 from typing import Any
 
-from ..findings import finding
+from ..findings import Finding, finding
 from .group_records import CONSUMER_GROUP_PAIRS, GROUP, SHARE_GROUP_PAIRS, STREAMS_GROUP_PAIRS
 from .internal_topics import CoordinatorRecord, CoordinatorSerde, RecordPair, key_type, value_type
 from .message_schema import (
@@ -146,7 +146,7 @@ def encode_embedded(rt: RecordType, obj: dict[str, Any]) -> bytes:
     return _struct.pack(">h", version) + rt.layout(version).build(camel(data))
 
 
-def _after_decode(type_name: str, data: dict, value: bytes, findings: list) -> None:
+def _after_decode(type_name: str, data: dict[str, Any], value: bytes, findings: list[Finding]) -> None:
     if type_name != GROUP_METADATA_VALUE.name or data.get("protocolType") != CONSUMER_PROTOCOL_TYPE:
         return
     search_from = 0
@@ -167,7 +167,7 @@ def _after_decode(type_name: str, data: dict, value: bytes, findings: list) -> N
                 member[name] = decoded
 
 
-def _before_encode(type_name: str, data: dict) -> dict:
+def _before_encode(type_name: str, data: dict[str, Any]) -> dict[str, Any]:
     if type_name != GROUP_METADATA_VALUE.name:
         return data
     members = []

@@ -22,6 +22,8 @@ from .message_schema import (
     STRING,
     UINT16,
     UUID,
+    Decl,
+    StructSpec,
     array,
     nullable_array,
     nullable_struct,
@@ -30,7 +32,7 @@ from .message_schema import (
 )
 
 
-def _pair(api_key: int, name: str, key_fields: tuple, *value_fields) -> RecordPair:
+def _pair(api_key: int, name: str, key_fields: tuple[Decl, ...], *value_fields: Decl) -> RecordPair:
     return RecordPair(key_type(api_key, f"{name}Key", *key_fields), value_type(api_key, f"{name}Value", 0,
                                                                                  *value_fields))
 
@@ -39,11 +41,11 @@ GROUP = ("groupId" / STRING,)
 MEMBER = ("groupId" / STRING, "memberId" / STRING)
 
 
-def _topic_partitions(*extra):
+def _topic_partitions(*extra: Decl) -> StructSpec:
     return struct("topicId" / UUID, "partitions" / array(INT32), *extra)
 
 
-def _topic_metadata(with_racks: bool):
+def _topic_metadata(with_racks: bool) -> StructSpec:
     racks = ("partitionMetadata" / array(struct("partition" / INT32, "racks" / array(STRING))),) if with_racks else ()
     return struct("topicId" / UUID, "topicName" / STRING, "numPartitions" / INT32, *racks)
 

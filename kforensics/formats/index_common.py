@@ -10,6 +10,8 @@ findings, not millions.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 from construct import Struct
 
@@ -46,8 +48,9 @@ def first_of(mask: np.ndarray, code: str, text: str, entry_size: int, what: str,
     if not len(hits):
         return []
     i = int(hits[0])
+    at: dict[str, Any] = {k: int(v[i]) for k, v in facts.items()}  # finding facts
     return [finding(code, f"{len(hits)} {what} entries {text} (first: entry {i})", position=i * entry_size,
-                    count=len(hits), entry=i, **{k: int(v[i]) for k, v in facts.items()})]
+                    count=len(hits), entry=i, **at)]
 
 
 def layout_findings(arr: np.ndarray, pad_at: int, trailing: int, entry_size: int, what: str) -> list[Finding]:
@@ -56,7 +59,7 @@ def layout_findings(arr: np.ndarray, pad_at: int, trailing: int, entry_size: int
     n = len(arr)
     if pad_at < n:
         tail = arr[pad_at:]
-        clean = all(not (tail[name] != 0).any() for name in arr.dtype.names)
+        clean = all(not (tail[name] != 0).any() for name in cast(tuple[str, ...], arr.dtype.names))  # structured
         out.append(finding(
             "INDEX_PREALLOCATED_TAIL" if clean else "INDEX_DATA_AFTER_PADDING",
             f"{n - pad_at} preallocated (zero) {what} slots after {pad_at} entries" if clean

@@ -49,17 +49,20 @@ tombstone); front ends render them with ``json.dumps(obj, separators=(",",
 
 ``--remote-log-metadata-decoder`` prints no key and ``payload: `` followed by
 the Java ``toString`` of the decoded metadata (see :mod:`.remote_log_metadata`).
-"""
+"""  # noqa: E501 - the example line is kafka-dump-log's output, verbatim
 
 from __future__ import annotations
 
 import struct as _struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
+from construct import Construct
+
 from ..findings import Finding, finding
-from .message_schema import RecordType, camel, flat, kafka_json, parse_exact
+from .message_schema import Decl, RecordType, camel, flat, kafka_json, parse_exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +79,8 @@ class CoordinatorRecord:
     tombstone: bool = False
     findings: list[Finding] = field(default_factory=list)
     # the compiled schemas of key and value, for kafka_key/kafka_payload (not part of the record's identity)
-    _key_layout: Any = field(default=None, repr=False, compare=False)
-    _value_layout: Any = field(default=None, repr=False, compare=False)
+    _key_layout: Construct | None = field(default=None, repr=False, compare=False)
+    _value_layout: Construct | None = field(default=None, repr=False, compare=False)
 
     def kafka_key(self) -> dict[str, Any] | None:
         """``{"type": "<id>", "data": {...}}`` as kafka-dump-log prints the key (None if it did not decode)."""
@@ -102,26 +105,26 @@ class RecordPair:
     value: RecordType | None
 
 
-def key_type(api_key: int, name: str, *fields) -> RecordType:
+def key_type(api_key: int, name: str, *fields: Decl) -> RecordType:
     """A coordinator key schema: version 0 only, never flexible."""
     return RecordType(api_key, name, 0, tuple(fields), flexible_from=None)
 
 
-def value_type(api_key: int, name: str, max_version: int, *fields, flexible_from: int | None = 0,
+def value_type(api_key: int, name: str, max_version: int, *fields: Decl, flexible_from: int | None = 0,
                min_version: int = 0) -> RecordType:
     return RecordType(api_key, name, max_version, tuple(fields), min_version=min_version, flexible_from=flexible_from)
 
 
 #: hooks: after_decode(value_type_name, value_dict, value_bytes, findings) and before_encode(name, value_dict)
-AfterDecode = Callable[[str, dict, bytes, list], None]
-BeforeEncode = Callable[[str, dict], dict]
+AfterDecode = Callable[[str, dict[str, Any], bytes, list[Finding]], None]
+BeforeEncode = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
 class CoordinatorSerde:
     """Decode and encode the records of one coordinator's topic (int16 type keys, int16 versioned values)."""
 
     def __init__(self, name: str, flag: str, pairs: list[RecordPair], *, after_decode: AfterDecode | None = None,
-                 before_encode: BeforeEncode | None = None):
+                 before_encode: BeforeEncode | None = None) -> None:
         self.name = name
         self.flag = flag
         self.pairs = list(pairs)
@@ -132,7 +135,7 @@ class CoordinatorSerde:
         self.after_decode = after_decode
         self.before_encode = before_encode
 
-    def _finding(self, code: str, message: str, position: int | None, part: str, **facts) -> Finding:
+    def _finding(self, code: str, message: str, position: int | None, part: str, **facts: Any) -> Finding:
         return finding(code, message, position=position, part=part, decoder=self.name, **facts)
 
     def decode(self, key: bytes | None, value: bytes | None) -> CoordinatorRecord:
@@ -145,7 +148,7 @@ class CoordinatorSerde:
             fs.append(self._finding("INTERNAL_RECORD_DECODE_ERROR", f"decoder failure: {flat(e)}", None, "value"))
         return CoordinatorRecord(**out)
 
-    def _decode(self, key, value, out, fs) -> None:
+    def _decode(self, key: bytes | None, value: bytes | None, out: dict[str, Any], fs: list[Finding]) -> None:
         if key is None:
             fs.append(self._finding("INTERNAL_RECORD_MISSING_KEY", "record with a null key", 0, "key"))
             return
@@ -255,20 +258,20 @@ BY_TOPIC = {t.topic: t for t in INTERNAL_TOPICS}
 BY_FLAG = {t.flag: t for t in INTERNAL_TOPICS}
 
 
-def _module(t: InternalTopic):
+def _module(t: InternalTopic) -> ModuleType:
     import importlib
 
     # imported on use: the decoder modules import this one for CoordinatorSerde
     return importlib.import_module(f"{__package__}.{t.module}")
 
 
-def decoder_for_topic(topic: str):
+def decoder_for_topic(topic: str) -> ModuleType | None:
     """The decoder module of an internal topic (``decode``/``encode``), or None for any other topic."""
     t = BY_TOPIC.get(topic)
     return None if t is None else _module(t)
 
 
-def decoder_for_flag(flag: str):
+def decoder_for_flag(flag: str) -> ModuleType:
     """The decoder module kafka-dump-log's flag names (``--offsets-decoder`` ...); KeyError if unknown."""
     return _module(BY_FLAG[flag])
 

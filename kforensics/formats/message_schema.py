@@ -27,11 +27,12 @@ import base64
 import binascii
 import io
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any, TypeVar, cast, overload
 
 from construct import (
     Adapter,
     Construct,
+    Container,
     ExplicitError,
     Flag,
     Float64b,
@@ -53,18 +54,20 @@ from .varint import UVarInt
 #: key of a decoded struct holding tagged fields the schema does not know: ``{tag: hex}``
 UNKNOWN_TAGS = "_unknownTaggedFields"
 
+_T = TypeVar("_T")
+
 
 # --------------------------------------------------------------------------- building blocks
 class NotNull(Adapter):
     """A string/bytes/array/struct that the schema declares non-nullable: null on the wire is an error."""
 
-    def _decode(self, obj, context, path):
+    def _decode(self, obj: _T | None, context: Container, path: str) -> _T:
         if obj is None:
             # Kafka's generated readers refuse a null in a non-nullable field
             raise ExplicitError("null in a non-nullable field", path=path)
         return obj
 
-    def _encode(self, obj, context, path):
+    def _encode(self, obj: _T | None, context: Container, path: str) -> _T:
         if obj is None:
             raise ExplicitError("None for a non-nullable field", path=path)
         return obj
@@ -77,15 +80,16 @@ class Base64Bytes(Adapter):
     selects the INT32-length form, ``nullable`` lets null through as None.
     """
 
-    def __init__(self, *, classic: bool = False, nullable: bool = False):
+    def __init__(self, *, classic: bool = False, nullable: bool = False) -> None:
         raw = ClassicBytes() if classic else CompactBytes()
         super().__init__(raw if nullable else NotNull(raw))
         self.nullable = nullable
 
-    def _decode(self, obj, context, path):
+    def _decode(self, obj: bytes | None, context: Container, path: str) -> str | None:
         return None if obj is None else base64.b64encode(obj).decode("ascii")
 
-    def _encode(self, obj, context, path):
+    def _encode(self, obj: Any, context: Container, path: str) -> bytes | None:
+        # obj is whatever the caller handed to build(): None, bytes-like, base64 text, or something refused below
         if obj is None or isinstance(obj, (bytes, bytearray, memoryview)):
             return None if obj is None else bytes(obj)
         try:
@@ -97,17 +101,17 @@ class Base64Bytes(Adapter):
 class NullableStruct(Construct):
     """A nullable struct field: ``int8`` marker (-1 null, otherwise present) then the struct."""
 
-    def __init__(self, subcon: Construct):
+    def __init__(self, subcon: Construct) -> None:
         super().__init__()
         self.subcon = subcon
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> Any:
         # Kafka reads any negative marker as null and writes -1 / 1
         if Int8sb._parsereport(stream, context, path) < 0:
             return None
         return self.subcon._parsereport(stream, context, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             Int8sb._build(-1, stream, context, path)
             return obj
@@ -115,7 +119,7 @@ class NullableStruct(Construct):
         return self.subcon._build(obj, stream, context, path)
 
 
-def _check_keys(struct, obj, path) -> None:
+def _check_keys(struct: NonFlexible | Flexible, obj: object, path: str) -> None:
     if not isinstance(obj, dict):
         raise ExplicitError(f"a struct needs a dict, got {type(obj).__name__}", path=path)
     extra = sorted(set(obj) - struct.names)
@@ -126,15 +130,15 @@ def _check_keys(struct, obj, path) -> None:
 class NonFlexible(Construct):
     """A non-flexible struct: ``fields`` in order and nothing else."""
 
-    def __init__(self, *fields: Renamed):
+    def __init__(self, *fields: Renamed) -> None:
         super().__init__()
         self.fields = list(fields)
         self.names = {f.name for f in self.fields}
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> dict[str, Any]:
         return {f.name: f._parsereport(stream, context, f"{path} -> {f.name}") for f in self.fields}
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         _check_keys(self, obj, path)
         for f in self.fields:
             if f.name not in obj:
@@ -142,7 +146,7 @@ class NonFlexible(Construct):
             f._build(obj[f.name], stream, context, f"{path} -> {f.name}")
         return obj
 
-    def _sizeof(self, context, path):
+    def _sizeof(self, context: Container, path: str) -> int:
         raise SizeofError("message structs have no fixed size", path=path)
 
 
@@ -160,7 +164,7 @@ class Flexible(Construct):
     """
 
     def __init__(self, *fields: Renamed, tagged: dict[int, Renamed] | None = None,
-                 order: list[str] | None = None, defaults: dict[str, Any] | None = None):
+                 order: list[str] | None = None, defaults: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.fields = list(fields)
         self.tagged = dict(sorted((tagged or {}).items()))
@@ -168,7 +172,7 @@ class Flexible(Construct):
         self.order = order
         self.defaults = dict(defaults or {})
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> dict[str, Any]:
         obj: dict[str, Any] = {}
         for f in self.fields:
             obj[f.name] = f._parsereport(stream, context, f"{path} -> {f.name}")
@@ -183,14 +187,14 @@ class Flexible(Construct):
             last = tag
             size = UVarInt._parsereport(stream, context, path)
             raw = stream_read(stream, size, path)
-            f = self.tagged.get(tag)
-            if f is None:
+            tf = self.tagged.get(tag)
+            if tf is None:
                 unknown[tag] = raw.hex()
                 continue
             sub = io.BytesIO(raw)
-            obj[f.name] = f._parsereport(sub, context, f"{path} -> {f.name}")
+            obj[tf.name] = tf._parsereport(sub, context, f"{path} -> {tf.name}")
             if sub.tell() != size:
-                raise ExplicitError(f"tagged field {f.name} (tag {tag}) leaves {size - sub.tell()} of {size} bytes",
+                raise ExplicitError(f"tagged field {tf.name} (tag {tag}) leaves {size - sub.tell()} of {size} bytes",
                                     path=path)
         if self.order:
             obj = {name: obj[name] for name in self.order if name in obj}
@@ -198,7 +202,7 @@ class Flexible(Construct):
             obj[UNKNOWN_TAGS] = unknown
         return obj
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         _check_keys(self, obj, path)
         for f in self.fields:
             if f.name not in obj:
@@ -220,7 +224,7 @@ class Flexible(Construct):
             stream_write(stream, entries[tag], len(entries[tag]), path)
         return obj
 
-    def _sizeof(self, context, path):
+    def _sizeof(self, context: Container, path: str) -> int:
         raise SizeofError("flexible structs have no fixed size", path=path)
 
 
@@ -230,18 +234,18 @@ class Since:
     """A field that exists from record version ``version`` on (and up to ``until`` when given)."""
 
     version: int
-    field: Any
+    field: Renamed | Tagged
     until: int | None = None
 
     def present(self, version: int) -> bool:
         return version >= self.version and (self.until is None or version <= self.until)
 
 
-def since(version: int, sub, until: int | None = None) -> Since:
+def since(version: int, sub: Renamed | Tagged, until: int | None = None) -> Since:
     return Since(version, sub, until)
 
 
-def only(low: int, high: int, sub) -> Since:
+def only(low: int, high: int, sub: Renamed | Tagged) -> Since:
     """A field of versions ``low`` to ``high`` only (the schema's ``"versions": "1"`` or ``"0-3"``)."""
     return Since(low, sub, high)
 
@@ -252,11 +256,15 @@ class Tagged:
 
     tag: int
     field: Renamed
-    default: Any = None
+    default: Any = None  # the schema's default: any JSON value
 
 
 def tagged(tag: int, sub: Renamed, default: Any = None) -> Tagged:
     return Tagged(tag, sub, default)
+
+
+#: one entry of a field table: a named field, a field of some versions only, or a tagged field
+Decl = Renamed | Since | Tagged
 
 
 class Spec(Construct):
@@ -265,38 +273,40 @@ class Spec(Construct):
     def resolve(self, version: int, flexible: bool) -> Construct:
         raise NotImplementedError
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> Any:
         raise ExplicitError("an uncompiled schema type was used directly", path=path)
 
-    _build = _parse
+    # NB: _build is _parse, so building an uncompiled type fails with a TypeError (one argument too many),
+    # not the ExplicitError above; kept as it is (typing only)
+    _build = _parse  # type: ignore[assignment]
 
 
 class _Str(Spec):
-    def __init__(self, nullable: bool):
+    def __init__(self, nullable: bool) -> None:
         super().__init__()
         self.nullable = nullable
 
-    def resolve(self, version, flexible):
+    def resolve(self, version: int, flexible: bool) -> Construct:
         con = CompactString() if flexible else ClassicString()
         return con if self.nullable else NotNull(con)
 
 
 class _Bytes(Spec):
-    def __init__(self, nullable: bool):
+    def __init__(self, nullable: bool) -> None:
         super().__init__()
         self.nullable = nullable
 
-    def resolve(self, version, flexible):
+    def resolve(self, version: int, flexible: bool) -> Construct:
         return Base64Bytes(classic=not flexible, nullable=self.nullable)
 
 
 class _Array(Spec):
-    def __init__(self, element: Construct, nullable: bool):
+    def __init__(self, element: Construct, nullable: bool) -> None:
         super().__init__()
         self.element = element
         self.nullable = nullable
 
-    def resolve(self, version, flexible):
+    def resolve(self, version: int, flexible: bool) -> Construct:
         el = resolve(self.element, version, flexible)
         con = CompactArray(el) if flexible else ClassicArray(el)
         return con if self.nullable else NotNull(con)
@@ -305,17 +315,18 @@ class _Array(Spec):
 class StructSpec(Spec):
     """A (nested or top-level) struct: its field table."""
 
-    def __init__(self, *fields, tagged: dict[int, Any] | None = None, nullable: bool = False):
+    def __init__(self, *fields: Decl, tagged: dict[int, Renamed | Since] | None = None,
+                 nullable: bool = False) -> None:
         super().__init__()
         self.decls = list(fields)
         self.extra_tagged = dict(tagged or {})  # the metadata-record style: tags given apart
         self.nullable = nullable
 
-    def resolve(self, version, flexible):
-        def present(d) -> bool:
+    def resolve(self, version: int, flexible: bool) -> Construct:
+        def present(d: Decl) -> bool:
             return not isinstance(d, Since) or d.present(version)
 
-        def unwrap(d):
+        def unwrap(d: Decl) -> Renamed | Tagged:
             return d.field if isinstance(d, Since) else d
 
         regular: list[Renamed] = []
@@ -339,15 +350,21 @@ class StructSpec(Spec):
         if flexible:
             for tag, d in self.extra_tagged.items():
                 if present(d):
-                    tags[tag] = resolve(unwrap(d), version, True)
+                    # the tags given apart are named fields (a Tagged here would declare its tag twice)
+                    tags[tag] = resolve(cast(Renamed, unwrap(d)), version, True)
             inline = bool(order) and len(order) != len(regular)
-            con = Flexible(*regular, tagged=tags, order=order if inline else None, defaults=defaults)
+            con: Flexible | NonFlexible = Flexible(*regular, tagged=tags, order=order if inline else None,
+                                                   defaults=defaults)
         else:
             con = NonFlexible(*regular)
         return NullableStruct(con) if self.nullable else con
 
 
-def resolve(con, version: int, flexible: bool):
+@overload
+def resolve(con: Renamed, version: int, flexible: bool) -> Renamed: ...
+@overload
+def resolve(con: Construct, version: int, flexible: bool) -> Construct: ...
+def resolve(con: Construct, version: int, flexible: bool) -> Construct:
     """The concrete Construct of a declared field or type for one version and encoding."""
     if isinstance(con, Renamed):
         return Renamed(resolve(con.subcon, version, flexible), newname=con.name)
@@ -374,12 +391,12 @@ def nullable_array(element: Construct) -> Spec:
     return _Array(element, True)
 
 
-def struct(*fields, tagged: dict[int, Any] | None = None) -> StructSpec:
+def struct(*fields: Decl, tagged: dict[int, Renamed | Since] | None = None) -> StructSpec:
     """A nested struct type (its fields declared as at the top level)."""
     return StructSpec(*fields, tagged=tagged)
 
 
-def nullable_struct(*fields) -> StructSpec:
+def nullable_struct(*fields: Decl) -> StructSpec:
     return StructSpec(*fields, nullable=True)
 
 
@@ -396,12 +413,12 @@ class RecordType:
     api_key: int
     name: str
     max_version: int
-    fields: tuple = ()
-    tagged: dict = field(default_factory=dict)
+    fields: tuple[Decl, ...] = ()
+    tagged: dict[int, Renamed | Since] = field(default_factory=dict)
     min_version: int = 0
     flexible_from: int | None = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "_layouts", {})
 
     @property
@@ -413,7 +430,7 @@ class RecordType:
 
     def layout(self, version: int) -> Construct:
         """The Construct declaration of this record at ``version`` (compiled once)."""
-        cache = self._layouts  # type: ignore[attr-defined]
+        cache: dict[int, Construct] = self._layouts  # type: ignore[attr-defined]
         if version not in cache:
             if version not in self.versions:
                 raise KeyError(f"{self.name} has no version {version}")
@@ -462,7 +479,7 @@ def parse_exact(con: Construct, data: bytes, start: int = 0) -> tuple[Any, int, 
     return plain(value), s.tell(), None
 
 
-def kafka_json(con: Construct, obj: Any) -> Any:
+def kafka_json(con: Construct | None, obj: Any) -> Any:
     """A decoded value as Kafka's JSON converters show it.
 
     Drops what kforensics keeps only for byte-exact re-encoding: unknown

@@ -32,7 +32,8 @@ def decode(data: bytes) -> MetaProperties:
                 mp.properties[k.strip()] = v.strip()
                 break
         else:
-            mp.findings.append(finding("META_PROPERTIES_MALFORMED", f"line {no} is not key=value: {raw!r:.80}", line=no))
+            mp.findings.append(finding("META_PROPERTIES_MALFORMED", f"line {no} is not key=value: {raw!r:.80}",
+                                       line=no))
     p = mp.properties
     version = parse_int(p.get("version", "0"))
     if version is None:

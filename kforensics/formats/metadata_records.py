@@ -21,16 +21,18 @@ appears in ``data`` only when it is on the wire.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import Any, cast
 
-from construct import Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb
+from construct import Construct, Flag, Float64b, Int8sb, Int16sb, Int16ub, Int32sb, Int64sb, Renamed
 
 from ..findings import DecodeError
+
 # the declaration machinery lives in message_schema (shared with every Kafka message schema);
 # its names stay importable from here
 from .message_schema import (  # noqa: F401 - re-exported
     UNKNOWN_TAGS,
     Base64Bytes,
+    Decl,
     Flexible,
     NotNull,
     RecordType,
@@ -73,7 +75,8 @@ QuotaEntity = Flexible(
 
 
 # --------------------------------------------------------------------------- the record types
-def _rt(api_key, name, max_version, *fields, tagged=None) -> RecordType:
+def _rt(api_key: int, name: str, max_version: int, *fields: Decl,
+        tagged: dict[int, Renamed | Since] | None = None) -> RecordType:
     return RecordType(api_key, name, max_version, tuple(fields), dict(tagged or {}))
 
 
@@ -212,7 +215,7 @@ RECORD_TYPES_BY_NAME: dict[str, RecordType] = {t.name: t for t in RECORD_TYPES}
 RECORD_TYPES_BY_KEY: dict[int, list[RecordType]] = {}
 for _t in RECORD_TYPES:
     RECORD_TYPES_BY_KEY.setdefault(_t.api_key, []).append(_t)
-_LAYOUTS: dict[tuple[str, int], Flexible] = {
+_LAYOUTS: dict[tuple[str, int], Construct] = {
     (t.name, v): t.layout(v) for t in RECORD_TYPES for v in range(t.max_version + 1)
 }
 
@@ -230,7 +233,7 @@ def _parse_body(t: RecordType, version: int, value: bytes, start: int) -> dict[s
         raise DecodeError("METADATA_RECORD_DECODE_ERROR",
                           f"{len(value) - s.tell()} byte(s) left after {t.name} v{version}", s.tell(),
                           api_key=t.api_key, version=version, type=t.name)
-    return _plain(body)
+    return cast(dict[str, Any], _plain(body))  # a struct parses to a dict
 
 
 def decode_metadata_record(value: bytes) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..findings import Finding, finding
 from .java_text import parse_int
@@ -55,7 +56,7 @@ class PartitionMetadata:
         """The topic id as ``(msb, lsb)``."""
         return None if self.topic_id_bytes is None else uuid_halves(self.topic_id_bytes)
 
-    def __json__(self) -> dict:
+    def __json__(self) -> dict[str, Any]:
         halves = self.topic_id_halves
         return {"version": self.version, "topic_id": self.topic_id,
                 "topic_id_hex": None if self.topic_id_bytes is None else self.topic_id_bytes.hex(),
@@ -63,11 +64,17 @@ class PartitionMetadata:
                 "topic_id_lsb": None if halves is None else halves[1]}
 
 
+class _Refuse(Protocol):
+    """Records a finding at a line."""
+
+    def __call__(self, code: str, message: str, line: int | None, **facts: Any) -> None: ...
+
+
 def decode(data: bytes | str) -> PartitionMetadata:
     """Decode a ``partition.metadata`` file."""
     pm = PartitionMetadata()
 
-    def refuse(code: str, message: str, line: int | None, **facts) -> None:
+    def refuse(code: str, message: str, line: int | None, **facts: Any) -> None:
         pm.findings.append(finding(code, message, line=line, **facts))
 
     odd = refuse  # the catalogue grades each code: what Kafka refuses is HIGH, the rest LOW
@@ -108,7 +115,7 @@ def decode(data: bytes | str) -> PartitionMetadata:
     return pm
 
 
-def _version(pm: PartitionMetadata, value: str, no: int, refuse) -> bool:
+def _version(pm: PartitionMetadata, value: str, no: int, refuse: _Refuse) -> bool:
     version = parse_int(value)
     if version is None:
         refuse("PARTITION_METADATA_MALFORMED", f"version {value!r:.40} is not a number", no, text=value[:80])
@@ -123,7 +130,7 @@ def _version(pm: PartitionMetadata, value: str, no: int, refuse) -> bool:
     return True
 
 
-def _topic_id(pm: PartitionMetadata, value: str, no: int, refuse) -> bool:
+def _topic_id(pm: PartitionMetadata, value: str, no: int, refuse: _Refuse) -> bool:
     raw = parse_uuid(value)
     if raw is None:
         refuse("PARTITION_METADATA_BAD_TOPIC_ID", f"topic id {value!r} is not a Kafka Uuid", no, text=value)
@@ -138,4 +145,4 @@ def _topic_id(pm: PartitionMetadata, value: str, no: int, refuse) -> bool:
 def encode(topic_id: str | bytes, version: int = 0) -> bytes:
     """The file as Kafka writes it; ``topic_id`` in text form or as 16 bytes."""
     text = uuid_text(topic_id) if isinstance(topic_id, bytes) else topic_id
-    return f"version: {version}\ntopic_id: {text}".encode("utf-8")
+    return f"version: {version}\ntopic_id: {text}".encode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from typing import Any, cast
 
 import crc32c
 from construct import Int16sb, Int32sb, Int32ub, Int64sb, Struct
@@ -67,7 +68,7 @@ class ProducerEntry:
             return _int32(_INT32_MAX - _int32(self.offset_delta - self.last_sequence) + 1)
         return _int32(self.last_sequence - self.offset_delta)
 
-    def __json__(self) -> dict:
+    def __json__(self) -> dict[str, Any]:
         return {**asdict(self), "first_sequence": self.first_sequence if self.has_batch_metadata else None}
 
 
@@ -96,7 +97,7 @@ def decode(data: bytes) -> ProducerSnapshot:
     """Decode a producer snapshot; whatever is readable is returned, every problem is a finding."""
     s = ProducerSnapshot()
 
-    def problem(code: str, message: str, position: int, **facts) -> None:
+    def problem(code: str, message: str, position: int, **facts: Any) -> None:
         s.findings.append(finding(code, message, position=position, **facts))
 
     if len(data) < HEADER_SIZE:
@@ -127,7 +128,7 @@ def decode(data: bytes) -> ProducerSnapshot:
         take = whole
     else:
         take = h.entry_count
-    s.entries = [ProducerEntry(**dict(zip(arr.dtype.names, row))) for row in arr[:take].tolist()]
+    s.entries = [ProducerEntry(**dict(zip(cast(tuple[str, ...], arr.dtype.names), row))) for row in arr[:take].tolist()]
     end = HEADER_SIZE + take * ENTRY_SIZE
     if h.entry_count >= 0 and len(data) > end:
         s.trailing_bytes = len(data) - end
@@ -137,8 +138,8 @@ def decode(data: bytes) -> ProducerSnapshot:
     return s
 
 
-def encode(entries: Iterable[ProducerEntry | Mapping], version: int = VERSION) -> bytes:
+def encode(entries: Iterable[ProducerEntry | Mapping[str, Any]], version: int = VERSION) -> bytes:
     """Entries (objects, or mappings of their fields) as a snapshot, CRC included."""
     fields = [asdict(e) if isinstance(e, ProducerEntry) else e for e in entries]
-    body = Int32sb.build(len(fields)) + b"".join(ENTRY.build(e) for e in fields)
+    body: bytes = Int32sb.build(len(fields)) + b"".join(ENTRY.build(e) for e in fields)
     return HEADER.build({"version": version, "crc": crc32c.crc32c(body), "entry_count": len(fields)}) + body[4:]

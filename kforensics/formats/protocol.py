@@ -20,11 +20,13 @@ refused without looping or allocating.
 from __future__ import annotations
 
 import base64
+from typing import IO, Any
 
 from construct import (
     Adapter,
     Bytes,
     Construct,
+    Container,
     ExplicitError,
     Int16sb,
     Int32sb,
@@ -37,7 +39,7 @@ from construct import (
 from .varint import UVarInt
 
 
-def remaining(stream) -> int | None:
+def remaining(stream: IO[bytes]) -> int | None:
     """Bytes left in a seekable stream (None when it cannot tell)."""
     try:
         here = stream.tell()
@@ -48,7 +50,7 @@ def remaining(stream) -> int | None:
     return end - here
 
 
-def _check_count(count: int, stream, path) -> None:
+def _check_count(count: int, stream: IO[bytes], path: str) -> None:
     left = remaining(stream)
     if left is not None and count > left:
         # every element is at least one byte: refuse before looping
@@ -58,11 +60,11 @@ def _check_count(count: int, stream, path) -> None:
 class CompactBytes(Construct):
     """``uvarint(len + 1)`` then the bytes; ``None`` for null (0)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> bytes | None:
         n = UVarInt._parsereport(stream, context, path)
         return None if n == 0 else stream_read(stream, n - 1, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             UVarInt._build(0, stream, context, path)
             return obj
@@ -75,13 +77,13 @@ class CompactBytes(Construct):
 class CompactString(Adapter):
     """A compact UTF-8 string (``None`` for null)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(CompactBytes())
 
-    def _decode(self, obj, context, path):
+    def _decode(self, obj: bytes | None, context: Container, path: str) -> str | None:
         return None if obj is None else obj.decode("utf-8", errors="replace")
 
-    def _encode(self, obj, context, path):
+    def _encode(self, obj: str | None, context: Container, path: str) -> bytes | None:
         return None if obj is None else obj.encode("utf-8")
 
 
@@ -92,14 +94,14 @@ class CompactArray(Construct):
         super().__init__()
         self.subcon = subcon
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> ListContainer | None:
         n = UVarInt._parsereport(stream, context, path)
         if n == 0:
             return None
         _check_count(n - 1, stream, path)
         return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(n - 1))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             UVarInt._build(0, stream, context, path)
             return obj
@@ -112,7 +114,7 @@ class CompactArray(Construct):
 class ClassicBytes(Construct):
     """Non-flexible bytes: ``int32 length`` then the bytes; ``None`` for null (-1)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> bytes | None:
         n = Int32sb._parsereport(stream, context, path)
         if n < 0:
             if n != -1:
@@ -120,7 +122,7 @@ class ClassicBytes(Construct):
             return None
         return stream_read(stream, n, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             Int32sb._build(-1, stream, context, path)
             return obj
@@ -133,7 +135,7 @@ class ClassicBytes(Construct):
 class ClassicString(Construct):
     """Non-flexible UTF-8 string: ``int16 length`` then the bytes; ``None`` for null (-1)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> str | None:
         n = Int16sb._parsereport(stream, context, path)
         if n < 0:
             if n != -1:
@@ -141,7 +143,7 @@ class ClassicString(Construct):
             return None
         return stream_read(stream, n, path).decode("utf-8", errors="replace")
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             Int16sb._build(-1, stream, context, path)
             return obj
@@ -160,7 +162,7 @@ class ClassicArray(Construct):
         super().__init__()
         self.subcon = subcon
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> ListContainer | None:
         n = Int32sb._parsereport(stream, context, path)
         if n < 0:
             if n != -1:
@@ -169,7 +171,7 @@ class ClassicArray(Construct):
         _check_count(n, stream, path)
         return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(n))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             Int32sb._build(-1, stream, context, path)
             return obj
@@ -182,7 +184,7 @@ class ClassicArray(Construct):
 class TaggedFields(Construct):
     """The tagged-field section closing a flexible struct: ``{tag: raw bytes}`` in ascending tag order."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> dict[int, bytes]:
         count = UVarInt._parsereport(stream, context, path)
         fields = {}
         last = -1
@@ -195,7 +197,7 @@ class TaggedFields(Construct):
             fields[tag] = stream_read(stream, size, path)
         return fields
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         obj = obj or {}
         UVarInt._build(len(obj), stream, context, path)
         for tag in sorted(obj):
@@ -220,16 +222,16 @@ def str_to_uuid(text: str) -> bytes:
 class Uuid(Adapter):
     """16 bytes, shown in Kafka's base64 text form."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(Bytes(16))
 
-    def _decode(self, obj, context, path):
+    def _decode(self, obj: bytes, context: Container, path: str) -> str:
         return uuid_to_str(obj)
 
-    def _encode(self, obj, context, path):
+    def _encode(self, obj: str, context: Container, path: str) -> bytes:
         return str_to_uuid(obj)
 
 
-def flexible(*fields) -> Struct:
+def flexible(*fields: Construct) -> Struct:
     """A flexible-version struct: the given fields followed by the tagged-field section."""
     return Struct(*fields, "_tagged" / TaggedFields())

@@ -38,12 +38,12 @@ class QuorumState:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _int(obj: dict, key: str) -> int | None:
+def _int(obj: dict[str, Any], key: str) -> int | None:
     v = obj.get(key)
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def _field_problem(obj: dict, name: str, kind: Any) -> str | None:
+def _field_problem(obj: dict[str, Any], name: str, kind: Any) -> str | None:
     if name not in obj:
         return "is missing"
     v = obj[name]

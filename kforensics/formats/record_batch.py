@@ -19,10 +19,12 @@ The declarations below are the single source of truth for these layouts;
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 import crc32c
 from construct import (
     Construct,
+    Container,
     ExplicitError,
     Int8sb,
     Int16sb,
@@ -88,13 +90,13 @@ class NullableVarBytes(Construct):
 
     lengthfield = VarInt
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> bytes | None:
         n = self.lengthfield._parsereport(stream, context, path)
         if n < 0:
             return None
         return stream_read(stream, n, path)
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         if obj is None:
             self.lengthfield._build(-1, stream, context, path)
             return obj
@@ -107,7 +109,7 @@ class NullableVarBytes(Construct):
 class VarBytes(NullableVarBytes):
     """Varint-length bytes that may not be null (header keys)."""
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> bytes:
         value = super()._parse(stream, context, path)
         if value is None:
             raise ExplicitError("null where Kafka requires a value", path=path)
@@ -117,18 +119,18 @@ class VarBytes(NullableVarBytes):
 class CountPrefixedArray(Construct):
     """Elements prefixed by their count (Kafka's record header array); negative counts are rejected."""
 
-    def __init__(self, countfield: Construct, subcon: Construct):
+    def __init__(self, countfield: Construct, subcon: Construct) -> None:
         super().__init__()
         self.countfield = countfield
         self.subcon = subcon
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> ListContainer:
         count = self.countfield._parsereport(stream, context, path)
         if count < 0:
             raise ExplicitError(f"negative count {count}", path=path)
         return ListContainer(self.subcon._parsereport(stream, context, path) for _ in range(count))
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: Any, stream: IO[bytes], context: Container, path: str) -> Any:
         self.countfield._build(len(obj), stream, context, path)
         for item in obj:
             self.subcon._build(item, stream, context, path)
@@ -152,7 +154,7 @@ RecordBody = Struct(
 )
 
 #: One record: its body prefixed by the body's length.
-Record = Prefixed(VarInt, RecordBody)
+Record: Construct = Prefixed(VarInt, RecordBody)
 
 #: The smallest record on the wire (null key and value, no headers): bounds how many records a payload holds.
 MIN_RECORD_SIZE = len(Record.build(dict(attributes=0, timestamp_delta=0, offset_delta=0, key=None, value=None,

@@ -109,7 +109,7 @@ BY_KEY = {t.api_key: t for t in RECORD_TYPES}
 BY_NAME = {t.name: t for t in RECORD_TYPES}
 
 
-def _f(code: str, message: str, position: int | None, **facts) -> Finding:
+def _f(code: str, message: str, position: int | None, **facts: Any) -> Finding:
     return finding(code, message, position=position, part="value", decoder=NAME, **facts)
 
 
@@ -124,7 +124,7 @@ def decode(key: bytes | None, value: bytes | None) -> CoordinatorRecord:
     return CoordinatorRecord(**out)
 
 
-def _decode(value: bytes | None, out: dict, fs: list) -> None:
+def _decode(value: bytes | None, out: dict[str, Any], fs: list[Finding]) -> None:
     if value is None:
         fs.append(_f("INTERNAL_RECORD_DECODE_ERROR", "null value: remote log metadata is never deleted by key", 0))
         return

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from construct import Int16sb, Int64sb, Struct
@@ -64,7 +64,8 @@ class TxnIndex:
 
     def entries(self) -> Iterator[AbortedTxn]:
         a = self.array
-        for row in zip(self.kafka_versions.tolist(), *(a[n].tolist() for n in a.dtype.names[1:])):
+        names = cast(tuple[str, ...], a.dtype.names)  # a structured array
+        for row in zip(self.kafka_versions.tolist(), *(a[n].tolist() for n in names[1:])):
             yield AbortedTxn(*row)
 
 
@@ -99,6 +100,6 @@ def decode(data: bytes, base_offset: int | None = None) -> TxnIndex:
     return idx
 
 
-def encode(entries: Iterable[Mapping]) -> bytes:
+def encode(entries: Iterable[Mapping[str, int]]) -> bytes:
     """Entries (mappings of the entry's fields, ``version`` optional) as a ``.txnindex``."""
     return b"".join(ENTRY.build({"version": CURRENT_VERSION, **e}) for e in entries)

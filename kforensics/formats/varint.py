@@ -14,22 +14,24 @@ than 5 bytes (int) or 10 bytes (long), and so must we, or a hostile stream of
 
 from __future__ import annotations
 
-from construct import Construct, ExplicitError, StreamError, stream_read, stream_write
+from typing import IO
+
+from construct import Construct, Container, ExplicitError, StreamError, stream_read, stream_write
 
 
 class _LimitedVarInt(Construct):
     """Unsigned LEB128 with a maximum byte count; optionally zig-zag signed."""
 
-    def __init__(self, max_bytes: int, zigzag: bool):
+    def __init__(self, max_bytes: int, zigzag: bool) -> None:
         super().__init__()
         self.max_bytes = max_bytes
         self.zigzag = zigzag
         self.bits = 32 if max_bytes == 5 else 64
 
-    def _parse(self, stream, context, path):
+    def _parse(self, stream: IO[bytes], context: Container, path: str) -> int:
         value = 0
         shift = 0
-        for i in range(self.max_bytes):
+        for _i in range(self.max_bytes):
             b = stream_read(stream, 1, path)[0]
             value |= (b & 0x7F) << shift
             if not b & 0x80:
@@ -42,7 +44,7 @@ class _LimitedVarInt(Construct):
             return (value >> 1) ^ -(value & 1)
         return value
 
-    def _build(self, obj, stream, context, path):
+    def _build(self, obj: object, stream: IO[bytes], context: Container, path: str) -> int:
         if not isinstance(obj, int):
             raise ExplicitError(f"varint needs an int, got {obj!r}", path=path)
         if self.zigzag:
@@ -58,7 +60,7 @@ class _LimitedVarInt(Construct):
         stream_write(stream, data, len(data), path)
         return obj
 
-    def _sizeof(self, context, path):
+    def _sizeof(self, context: Container, path: str) -> int:
         from construct import SizeofError
 
         raise SizeofError("varints have no fixed size", path=path)
