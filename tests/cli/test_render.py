@@ -365,7 +365,7 @@ def test_stdout_is_terminal_asks_sys_stdout(monkeypatch, stream, expected):
 
 def test_topic_filter_on_a_scanned_log_dir_lists_only_that_topics_findings(tmp_path):
     from kforensics.formats.record_batch import RecordData, build_batch
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
     from kforensics.scan.broker import scan_log_dirs
 
     # a log dir named like a partition dir, two topics sharing a prefix, each with 3 torn bytes after its batch

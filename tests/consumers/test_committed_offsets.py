@@ -15,7 +15,7 @@ from kforensics.formats.group_coordinator import encode
 from kforensics.formats.record_batch import RecordData, build_batch
 from kforensics.log.file_kinds import parse_partition_dir_name
 from kforensics.log.partition import open_partition
-from kforensics.log.writer import LogDirWriter
+from kforensics.scenario.writer import LogDirWriter
 from kforensics.serialize import dumps
 from kforensics.transactions.internal_log import coordinator_partition
 from tests.conftest import REALDATA, need_shared

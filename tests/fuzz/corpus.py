@@ -38,7 +38,7 @@ from kforensics.formats.control import (
     encode_snapshot_header,
 )
 from kforensics.formats.record_batch import RecordData, build_batch
-from kforensics.log.writer import LogDirWriter
+from kforensics.scenario.writer import LogDirWriter
 
 from . import wire
 

@@ -25,7 +25,7 @@ from kforensics.findings import DecodeError, finding
 from kforensics.log import records
 from kforensics.log.records import EntryRecords, iter_record_tables
 from kforensics.log.segment_reader import SegmentReader
-from kforensics.log.writer import LogDirWriter
+from kforensics.scenario.writer import LogDirWriter
 from kforensics.scan.broker import scan_log_dirs
 
 ORACLE_CASES = ["v2-none", "v2-gzip", "v1-none", "v0-none"]

@@ -210,7 +210,7 @@ def test_fail_on_threshold_and_exit_codes():
 def test_partition_dir_names_and_truncated_topics(tmp_path):
     from kforensics.formats.partition_metadata import encode as pm
     from kforensics.log.file_kinds import parse_partition_dir_name
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
 
     assert parse_partition_dir_name("my.topic-with-dashes-12").topic == "my.topic-with-dashes"
     n = parse_partition_dir_name("orders-3.0123456789abcdef0123456789abcdef-delete")
@@ -231,7 +231,7 @@ def test_partition_dir_names_and_truncated_topics(tmp_path):
 
 def test_unknown_codec_with_valid_crc_is_reported(tmp_path):
     from kforensics.formats.record_batch import encode_batch
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
 
     lw = LogDirWriter(tmp_path / "b", node_id=1)
     pw = lw.partition("t", 0)

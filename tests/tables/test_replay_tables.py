@@ -65,7 +65,7 @@ def test_replicas_from_frames_equal_replicas_loaded_from_disk(disk, tmp_path):
 def test_copies_of_a_partition_never_mix_into_its_live_log(tmp_path):
     """A ``-delete`` (or ``-future``) dir of the same partition has its own batches: only the live dir's count."""
     from kforensics.formats.record_batch import RecordData, build_batch
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
 
     lw = LogDirWriter(tmp_path / "b", node_id=7, cluster_id="c")
     live = lw.partition("orders", 0, topic_id="AAAAAAAAAAAAAAAAAAAABw")

@@ -9,7 +9,7 @@ from kforensics.formats.control import encode_control_key, encode_end_txn_marker
 from kforensics.formats.record_batch import RecordData, build_batch
 from kforensics.log.file_kinds import parse_partition_dir_name
 from kforensics.log.partition import open_partition
-from kforensics.log.writer import LogDirWriter
+from kforensics.scenario.writer import LogDirWriter
 
 T0 = 1_700_000_000_000
 

@@ -270,7 +270,7 @@ def test_paths_are_strings_in_results():
 def test_coordinator_cross_check(tmp_path):
     from kforensics.formats import transaction_log as tl
     from kforensics.formats.record_batch import RecordData, build_batch
-    from kforensics.log.writer import LogDirWriter
+    from kforensics.scenario.writer import LogDirWriter
     from kforensics.transactions.coordinator import cross_check, read_transaction_state
 
     def state(tid, pid, epoch, status, parts=()):

@@ -13,7 +13,7 @@ from kforensics.formats import checkpoint, legacy, meta_properties, partition_me
 from kforensics.formats.record_batch import RecordData, build_batch
 from kforensics.log.log_dir import open_log_dir
 from kforensics.log.segment_reader import SegmentReader
-from kforensics.log.writer import LogDirWriter, PartitionWriter, segment_name
+from kforensics.scenario.writer import LogDirWriter, PartitionWriter, segment_name
 from kforensics.scan.broker import scan_log_dirs
 
 T0 = 1_700_000_000_000

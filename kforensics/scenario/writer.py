@@ -14,10 +14,7 @@ from pathlib import Path
 
 from ..formats import checkpoint, meta_properties, offset_index, partition_metadata, time_index
 from ..formats.record_batch import ENTRY_PREFIX, HEADER, LOG_OVERHEAD, MAGIC, MAGIC_OFFSET, RecordBatchHeader
-
-
-def segment_name(base_offset: int, suffix: str) -> str:
-    return f"{base_offset:020d}{suffix}"
+from ..log.file_kinds import segment_name
 
 
 @dataclass
