@@ -12,6 +12,7 @@ code the table lacks or the document is stale.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .severity import Severity
 
@@ -34,7 +35,11 @@ class CodeInfo:
 _ENTRIES: list[CodeInfo] = []
 
 
-def _area(area: str, kind: str = "finding"):
+class _Add(Protocol):
+    def __call__(self, code: str, severity: Severity, meaning: str, kafka: str, *, healthy: bool = False) -> None: ...
+
+
+def _area(area: str, kind: str = "finding") -> _Add:
     def add(code: str, severity: Severity, meaning: str, kafka: str, *, healthy: bool = False) -> None:
         _ENTRIES.append(CodeInfo(code, severity, meaning, kafka, area, kind, healthy))
 
