@@ -131,7 +131,10 @@ _("TIMEINDEX_OUT_OF_ORDER", LOW, "time-index timestamps that do not increase", "
 _("INDEX_SANITY_CHECK_FAILED", LOW, "Kafka's sanityCheck of this index fails",
   "before 2.3 the broker rebuilt the index at startup; since then it rebuilds it only when recovering the segment")
 _("INDEX_WITHOUT_LOG", LOW, "an index file whose .log is missing", "deleted at startup")
-_("INDEX_MISSING", LOW, "a segment without its .index", "the segment is recovered (re-read) at startup", healthy=True)
+_("INDEX_MISSING", LOW, "a segment without its .index",
+  "the segment is recovered (re-read) at startup; normal for a segment written since the last start (the index file "
+  "is created on first use, LazyIndex; LogLoader calls its absence an error only after a clean shutdown or below the "
+  "recovery point, 3.3.1)", healthy=True)
 _("TXN_INDEX_BAD_VERSION", MEDIUM, "a .txnindex entry with a version other than 0",
   "CorruptIndexException; the segment is recovered")
 _("TXN_INDEX_BEFORE_SEGMENT", MEDIUM, "a .txnindex entry whose last offset is below the segment's base offset",
@@ -270,11 +273,13 @@ _("EPOCH_ENTRY_BEYOND_LEO", LOW, "a checkpoint epoch starts after the log end of
 _("EPOCH_EMPTY_AT_LEO", INFO, "a checkpoint epoch starts at the LEO with no batch: elected, nothing written yet",
   "kept; the leader answers for it", healthy=True)
 _("EPOCH_MISSING_FROM_LOG", LOW, "a checkpoint epoch that no batch carries",
-  "kept; removed by retention, compaction or truncation", healthy=True)
+  "kept; removed by retention, compaction or truncation (the log cleaner never touches the epoch cache)",
+  healthy=True)
 _("EPOCH_MISSING_FROM_CHECKPOINT", LOW, "batches carry an epoch the checkpoint does not list",
   "the cache lacks it until the segment is recovered")
 _("EPOCH_START_DIFFERS", LOW, "an epoch starts at another offset in the checkpoint than in the log",
-  "truncation answers use the checkpoint's offset", healthy=True)
+  "truncation answers use the checkpoint's offset; normal after compaction, which removes an epoch's first batches "
+  "and leaves the epoch cache as it was", healthy=True)
 
 # ----------------------------------------------------------------------------- KRaft metadata
 _ = _area("KRaft metadata")
