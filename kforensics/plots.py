@@ -16,6 +16,7 @@ the boundary before that offset.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -240,6 +241,29 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
     """
     fig = None
     replicas = sorted(p.replicas, key=lambda r: r.broker_id)
+    rows = _timeline_rows(replicas)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(11, 1.4 + 0.55 * len(rows) + 0.3 * len(replicas)), layout="constrained")
+    epochs = sorted({run.epoch for _, _, runs in rows for run in runs})
+    color = _epoch_colors(epochs)
+    drawn = _draw_rows(ax, rows, color)
+    used, hatched = _draw_replica_marks(ax, replicas, drawn)
+    unclean = unclean_elections(p)
+    _draw_unclean(ax, unclean, drawn)
+    _set_timeline_axes(ax, p, offsets, drawn, unclean)
+    worst_shown = _draw_worst_strip(ax, replicas, drawn.bounds)
+    # the legend: every epoch, every verdict, every mark drawn
+    handles: list[Any] = [Patch(facecolor=color[e], edgecolor="black", linewidth=0.3, label=_epoch_label(e))
+                          for e in epochs]
+    handles += _verdict_handles(replicas, worst_shown, hatched)
+    handles += _mark_handles(replicas, used, unclean)
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.04, 1.0), fontsize=8,
+              ncol=1 if len(handles) <= 22 else 2, borderaxespad=0)
+    return fig or ax.figure
+
+
+def _timeline_rows(replicas: list[ReplicaOutcome]) -> list[tuple[ReplicaOutcome, str, list[EpochRun]]]:
+    """Each replica's rows: its log as found, at restart when recovery changes it, and after the replay."""
     rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]] = []
     for r in replicas:
         rows.append((r, "as found", r.log_before))
@@ -249,57 +273,75 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
             else:
                 rows.append((r, "at restart", _clip(r.log_before, r.log_end_offset_at_restart)))
         rows.append((r, "after replay", r.log_after))
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(11, 1.4 + 0.55 * len(rows) + 0.3 * len(replicas)), layout="constrained")
-    epochs = sorted({run.epoch for _, _, runs in rows for run in runs})
-    color = _epoch_colors(epochs)
-    ys: dict[tuple[int, str], float] = {}
-    labels: list[tuple[float, str]] = []
-    y, xs = 0.0, []
-    bounds: list[tuple[float, float]] = []  # each replica's rows, for the verdict strip
+    return rows
+
+
+@dataclass
+class _Drawn:
+    """Where the rows of a replica timeline were drawn, and the offsets drawn (for the x range)."""
+
+    ys: dict[tuple[int, str], float] = field(default_factory=dict)  # (broker, row kind) -> y
+    labels: list[tuple[float, str]] = field(default_factory=list)
+    bounds: list[tuple[float, float]] = field(default_factory=list)  # each replica's rows, for the verdict strip
+    xs: list[float] = field(default_factory=list)
+    y: float = 0.0  # the y below the last row
+
+
+def _draw_rows(ax, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]], color: dict[int, Any]) -> _Drawn:
+    """Each row's runs of epochs as bars (a log that does not load as a hatched box), with its label."""
+    d = _Drawn()
     for i, (r, when, runs) in enumerate(rows):
         if i and rows[i - 1][0] is not r:
-            y += 0.5
-        ys[(r.broker_id, when.split(":")[0])] = y
+            d.y += 0.5
+        y = d.y
+        d.ys[(r.broker_id, when.split(":")[0])] = y
         for run in runs:
             ax.barh(y, run.end - run.start + 1, left=run.start - 0.5, height=0.7, color=color[run.epoch],
                     edgecolor="black", linewidth=0.3)
-            xs += [run.start, run.end]
+            d.xs += [run.start, run.end]
         if when.startswith("at restart:"):
             a = min((run.start for run in r.log_before), default=0)
             b = max((run.end for run in r.log_before), default=a)
             ax.add_patch(Rectangle((a - 0.5, y - 0.35), b - a + 1, 0.7, facecolor="#eeeeee", edgecolor="#424242",
                                    hatch="xx", linewidth=0.8))
         role = {"leader": "leader", "offline": "offline"}.get(r.role, "follower")
-        labels.append((y, f"broker {r.broker_id} ({role})\n{when.split(':')[0]}"))
+        d.labels.append((y, f"broker {r.broker_id} ({role})\n{when.split(':')[0]}"))
         if i + 1 == len(rows) or rows[i + 1][0] is not r:  # the replica's last row
-            bounds.append((ys[(r.broker_id, "as found")] - 0.45, y + 0.45))
+            d.bounds.append((d.ys[(r.broker_id, "as found")] - 0.45, y + 0.45))
             if i + 1 < len(rows):
                 ax.axhline(y + 0.75, color="#bdbdbd", linewidth=0.8)
-        y += 1
+        d.y += 1
+    return d
+
+
+def _draw_replica_marks(ax, replicas: list[ReplicaOutcome], d: _Drawn) -> tuple[set[str], bool]:
+    """The high watermarks, recovery and truncation cuts, and the offsets each verdict covers.
+
+    Returns the kinds of cut drawn and whether any verdict's offsets were hatched (for the legend).
+    """
     used: set[str] = set()
     hatched = False
     for r in replicas:
-        found = ys[(r.broker_id, "as found")]
-        before_election = ys.get((r.broker_id, "at restart"), found)
+        found = d.ys[(r.broker_id, "as found")]
+        before_election = d.ys.get((r.broker_id, "at restart"), found)
         if r.role == "offline":
             before_election = found
-        after = ys[(r.broker_id, "after replay")]
+        after = d.ys[(r.broker_id, "after replay")]
         if r.high_watermark is not None:
             ax.plot([r.high_watermark - 0.5], [found - 0.47], zorder=5, **_MARKS["hw"])
-            xs.append(r.high_watermark)
+            d.xs.append(r.high_watermark)
         if r.log_end_offset_at_restart is not None and (
                 r.log_end_offset_at_restart < r.log_end_offset_before
                 or any(v.code == "LOST_TO_RECOVERY" for v in r.verdicts)):
             x = r.log_end_offset_at_restart - 0.5
             ax.plot([x, x], [found - 0.5, found + 0.5], zorder=5, **_MARKS["recovery"])
-            xs.append(r.log_end_offset_at_restart)
+            d.xs.append(r.log_end_offset_at_restart)
             used.add("recovery")
-        for d in r.decisions:
-            if d.truncate_to is not None and d.truncate_to < d.leo_before:
-                x = d.truncate_to - 0.5
+        for dec in r.decisions:
+            if dec.truncate_to is not None and dec.truncate_to < dec.leo_before:
+                x = dec.truncate_to - 0.5
                 ax.plot([x, x], [before_election - 0.5, before_election + 0.5], zorder=5, **_MARKS["cut"])
-                xs.append(d.truncate_to)
+                d.xs.append(dec.truncate_to)
                 used.add("cut")
         for v in r.verdicts:
             if not v.offsets:
@@ -308,37 +350,48 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
             for a, b in v.offsets:
                 ax.add_patch(Rectangle((a - 0.5, row - 0.35), b - a + 1, 0.7, facecolor="none",
                                        edgecolor=VERDICT_COLORS[v.code], hatch="///", linewidth=1.5))
-                xs += [a, b]
+                d.xs += [a, b]
                 hatched = True
-    unclean = unclean_elections(p)
+    return used, hatched
+
+
+def _draw_unclean(ax, unclean: list[dict[str, Any]], d: _Drawn) -> None:
+    """A vertical line at each unclean election's offset, and a star on its leader's row after the replay."""
     for u in unclean:
         if u["offset"] is None:
             continue
         x = u["offset"] - 0.5
         ax.axvline(x, zorder=4, **_MARKS["unclean"])
-        leader_row = ys.get((u["leader"], "after replay"))
+        leader_row = d.ys.get((u["leader"], "after replay"))
         if leader_row is not None:
             ax.plot([x], [leader_row], marker="*", markersize=16, color=VERDICT_COLORS["UNCLEAN_ELECTION"],
                     markeredgecolor="black", linestyle="none", zorder=6)
-        xs.append(u["offset"])
-    # axes: whole offsets under the cells, no scientific notation or offset text
+        d.xs.append(u["offset"])
+
+
+def _set_timeline_axes(ax, p: PartitionReplay, offsets: tuple[int, int] | None, d: _Drawn,
+                       unclean: list[dict[str, Any]]) -> None:
+    """Whole offsets under the cells (no scientific notation or offset text), the rows' labels and the title."""
     if offsets is not None:
         lo, hi = offsets
     else:
-        lo, hi = (min(xs), max(xs)) if xs else (0, 1)
+        lo, hi = (min(d.xs), max(d.xs)) if d.xs else (0, 1)
     pad = max(0.6, 0.02 * (hi - lo))
     ax.set_xlim(lo - pad, hi + pad)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=2))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{int(round(x))}"))
-    ax.set_yticks([t for t, _ in labels], [text for _, text in labels], fontsize=8)
-    ax.set_ylim(y - 0.3, -0.8)
+    ax.set_yticks([t for t, _ in d.labels], [text for _, text in d.labels], fontsize=8)
+    ax.set_ylim(d.y - 0.3, -0.8)
     ax.set_xlabel("offset")
     title = f"{p.topic}-{p.partition}, Kafka {p.kafka_version}: broker {p.leader} leads epoch {p.leader_epoch}"
     if p.timeline:
         title += " (the controller's election" + (", unclean)" if any(u["leader_epoch"] == p.leader_epoch
                                                                       for u in unclean) else ")")
     ax.set_title(title, fontsize=10)
-    # the strip: each replica's worst verdict
+
+
+def _draw_worst_strip(ax, replicas: list[ReplicaOutcome], bounds: list[tuple[float, float]]) -> list[str]:
+    """The strip right of the axes: each replica's worst verdict.  Returns the verdicts shown."""
     strip = ax.inset_axes([1.005, 0.0, 0.018, 1.0])
     strip.set_ylim(ax.get_ylim())
     strip.set_xlim(0, 1)
@@ -349,15 +402,22 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
         worst_shown.append(w)
         strip.add_patch(Rectangle((0, top), 1, bottom - top, facecolor=VERDICT_COLORS[w], edgecolor="black",
                                   linewidth=0.5))
-    # the legend: every epoch, every verdict, every mark drawn
-    handles: list[Any] = [Patch(facecolor=color[e], edgecolor="black", linewidth=0.3, label=_epoch_label(e))
-                          for e in epochs]
+    return worst_shown
+
+
+def _verdict_handles(replicas: list[ReplicaOutcome], worst_shown: list[str], hatched: bool) -> list[Any]:
+    """The legend's verdicts (in the verdicts' order, the worst shown marked) and the hatching."""
     codes = {v.code for r in replicas for v in r.verdicts}
-    handles += [Patch(facecolor=VERDICT_COLORS[c], label=c + (" (worst)" if c in worst_shown else ""))
-                for c in sorted(codes, key=VERDICT_ORDER.index)]
+    handles: list[Any] = [Patch(facecolor=VERDICT_COLORS[c], label=c + (" (worst)" if c in worst_shown else ""))
+                          for c in sorted(codes, key=VERDICT_ORDER.index)]
     if hatched:
         handles.append(Patch(facecolor="none", edgecolor="black", hatch="///", label="offsets a verdict covers"))
-    handles.append(Line2D([], [], label="high watermark (checkpoint)", **_MARKS["hw"]))
+    return handles
+
+
+def _mark_handles(replicas: list[ReplicaOutcome], used: set[str], unclean: list[dict[str, Any]]) -> list[Any]:
+    """The legend's marks: high watermark, the cuts drawn, a log that does not load, each unclean election."""
+    handles: list[Any] = [Line2D([], [], label="high watermark (checkpoint)", **_MARKS["hw"])]
     if "recovery" in used:
         handles.append(Line2D([], [], label="recovery cuts at restart", **_MARKS["recovery"]))
     if "cut" in used:
@@ -370,9 +430,7 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
                               markeredgecolor="black", linestyle="--",
                               label=f"unclean election{where}: broker {u['leader']}, epoch {u['leader_epoch']}\n"
                                     f"(controller's record, metadata offset {u['metadata_offset']})"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.04, 1.0), fontsize=8,
-              ncol=1 if len(handles) <= 22 else 2, borderaxespad=0)
-    return fig or ax.figure
+    return handles
 
 
 def verdict_matrix(report: ReplayReport) -> pd.DataFrame:

@@ -61,6 +61,17 @@ def diff_caches(
         w_map[e] = s
     r_map = dict(r_cache.entries)
 
+    out += _checkpoint_entries_unmatched(w_map, r_map, log_end_offset)
+    out += _log_epochs_unmatched(w_map, r_map)
+
+    out.sort(key=lambda d: (d.facts.get("epoch", -1), _DIFF_ORDER[d.code]))
+    return out
+
+
+def _checkpoint_entries_unmatched(w_map: dict[int, int], r_map: dict[int, int],
+                                  log_end_offset: int | None) -> list[Finding]:
+    """The checkpoint's epochs the log does not bear out: beyond the log end, empty at it, or carried by no batch."""
+    out: list[Finding] = []
     for epoch in sorted(w_map):
         start = w_map[epoch]
         if log_end_offset is not None and start > log_end_offset:
@@ -88,7 +99,12 @@ def diff_caches(
             f"checkpoint lists epoch {epoch} from offset {start}, but no batch in the log carries it "
             "(removed by retention, compaction or truncation, or the checkpoint is stale)",
             epoch=epoch, start_offset=start))
+    return out
 
+
+def _log_epochs_unmatched(w_map: dict[int, int], r_map: dict[int, int]) -> list[Finding]:
+    """The log's epochs the checkpoint lacks, or lists with another start offset."""
+    out: list[Finding] = []
     for epoch in sorted(r_map):
         if epoch not in w_map:
             out.append(finding(
@@ -100,6 +116,4 @@ def diff_caches(
                 "EPOCH_START_DIFFERS",
                 f"epoch {epoch} starts at {w_map[epoch]} in the checkpoint but at {r_map[epoch]} in the log",
                 epoch=epoch, checkpoint_start=w_map[epoch], rebuilt_start=r_map[epoch]))
-
-    out.sort(key=lambda d: (d.facts.get("epoch", -1), _DIFF_ORDER[d.code]))
     return out

@@ -183,39 +183,69 @@ def replay_partition(
         for r in replicas
     }
     bound = max((r.high_watermark or 0 for r in replicas), default=0)
-    current, epoch = None, None
-    pending: dict[int, Decision] = {}
-    elections: list[_Election] = []
+    run = _EventRun(states, by_id, offline, outcomes, leader, mode)
     for ev in events:
-        op = ev["op"]
-        if op == "elect":
-            current, epoch = _elect(ev, states, by_id, offline, outcomes, leader, mode, elections)
-        elif op in ("truncate", "follow", "fetch"):
-            b = ev["broker"]
-            if b in offline or b == current or current is None:
-                continue
-            f = states[b]
-            if op == "fetch" and b in pending:
-                _fetch_more(f, states[current], mode, pending[b])
-                continue
-            d = truncate_follower(f, states[current], mode, fetch=op != "truncate")
-            outcomes[b].decisions.append(d)
-            pending[b] = d
-        elif op == "append":
-            b = ev["broker"]
-            if b in offline:
-                continue
-            st = states[b]
-            rows = [synthetic_batch(b, st.leo + i, epoch if epoch is not None else 0)
-                    for i in range(ev.get("batches", 1))]
-            st.append(BatchLog.from_rows(rows))
-        elif op in ("down", "up"):
-            outcomes[ev["broker"]].notes.append(f"broker {ev['broker']} {op}")
-        else:
-            raise ValueError(f"unknown replay event {op!r}")
+        run.apply(ev)
+    current, epoch = run.current, run.epoch
     if current is None:
         current = leader
     outcomes[current].role = "leader"
+    findings = _judge_replicas(states, outcomes, by_id, loaded, offline, current, bound, mode, run.elections)
+    return PartitionReplay(
+        topic, partition, mode, current, epoch if epoch is not None else -1, bound,
+        [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
+    )
+
+
+class _EventRun:
+    """The events after the restart (elections, truncations, fetches, appends), applied in order."""
+
+    def __init__(self, states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],
+                 outcomes: dict[int, ReplicaOutcome], leader: int, mode: KafkaVersion):
+        self.states, self.by_id, self.offline, self.outcomes = states, by_id, offline, outcomes
+        self.leader, self.mode = leader, mode
+        self.current: int | None = None  # the leader now
+        self.epoch: int | None = None  # its epoch
+        self.pending: dict[int, Decision] = {}  # each follower's last truncation, which fetches continue
+        self.elections: list[_Election] = []
+
+    def apply(self, ev: dict[str, Any]) -> None:
+        """Apply one event; an event naming an offline broker, or a follower before any leader, does nothing."""
+        op = ev["op"]
+        if op == "elect":
+            self.current, self.epoch = _elect(ev, self.states, self.by_id, self.offline, self.outcomes, self.leader,
+                                              self.mode, self.elections)
+        elif op in ("truncate", "follow", "fetch"):
+            self._follow(op, ev["broker"])
+        elif op == "append":
+            b = ev["broker"]
+            if b in self.offline:
+                return
+            st = self.states[b]
+            rows = [synthetic_batch(b, st.leo + i, self.epoch if self.epoch is not None else 0)
+                    for i in range(ev.get("batches", 1))]
+            st.append(BatchLog.from_rows(rows))
+        elif op in ("down", "up"):
+            self.outcomes[ev["broker"]].notes.append(f"broker {ev['broker']} {op}")
+        else:
+            raise ValueError(f"unknown replay event {op!r}")
+
+    def _follow(self, op: str, b: int) -> None:
+        if b in self.offline or b == self.current or self.current is None:
+            return
+        f = self.states[b]
+        if op == "fetch" and b in self.pending:
+            _fetch_more(f, self.states[self.current], self.mode, self.pending[b])
+            return
+        d = truncate_follower(f, self.states[self.current], self.mode, fetch=op != "truncate")
+        self.outcomes[b].decisions.append(d)
+        self.pending[b] = d
+
+
+def _judge_replicas(states: dict[int, ReplicaState], outcomes: dict[int, ReplicaOutcome], by_id: dict[int, Replica],
+                    loaded: dict[int, Restarted], offline: set[int], current: int, bound: int, mode: KafkaVersion,
+                    elections: list[_Election]) -> list[Finding]:
+    """Fill in each replica's outcome after the events (its log, cache and verdicts); the findings of the checks."""
     leader_state = states[current]
     findings: list[Finding] = []
     for b, st in states.items():
@@ -235,10 +265,7 @@ def replay_partition(
         findings += _kept_damage(st, loaded[b])
         if b != current and all(d.converged for d in out.decisions):
             findings += _check_invariants(st, bound, differs_at)
-    return PartitionReplay(
-        topic, partition, mode, current, epoch if epoch is not None else -1, bound,
-        [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
-    )
+    return findings
 
 
 def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],

@@ -170,6 +170,32 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
     log = FindingLog()
     path = str(pd.path)
 
+    _partition_files(scan, pd, log)
+    walk = _Walk(scan, log, ctx)
+    _walk_segments(scan, pd, walk, ctx, log, batch_sink, progress)
+    _log_bounds(scan, pd, ctx, walk, log)
+    log.extend(check_watermarks(path=path, log_start=scan.log_start_offset, log_end=scan.log_end_offset,
+                                high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
+                                complete=scan.complete, hw_checkpoint_present=ctx.hw_checkpoint_present,
+                                is_metadata_log=pd.is_metadata_log))
+    cp = _epoch_cache(scan, pd, ctx, walk, log, mode)
+    _producer_state(scan, pd, walk, log, coordinator)
+
+    # ---- what loading does at the next start
+    scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
+                                  recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
+                                  deleting=pd.name.suffix == "delete",
+                                  epoch_checkpoint_unreadable=cp is not None and not pd.is_metadata_log
+                                  and (cp.value is None or cp.value.kafka_refuses))
+    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
+                              epoch_checkpoint=str(cp.path) if cp is not None else None,
+                              log_start_offset=scan.log_start_offset, segments=scan.segments))
+    scan.findings = log.findings()
+    return scan
+
+
+def _partition_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None:
+    """The partition's ``partition.metadata``, its listing (leftovers, unknown and irregular files), KRaft files."""
     pm = pd.read_partition_metadata()
     if pm is not None:
         log.extend(pm.findings)
@@ -180,7 +206,10 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
                              where="partition directory", out_of_range=pd.out_of_range))
     _kraft_files(scan, pd, log)
 
-    walk = _Walk(scan, log, ctx)
+
+def _walk_segments(scan: PartitionScan, pd: PartitionLog, walk: _Walk, ctx: PartitionContext, log: FindingLog,
+                   batch_sink: BatchSink | None, progress: Callable[[int], None] | None) -> None:
+    """Every segment in offset order; indexes whose ``.log`` is missing are findings."""
     # a segment .log that is there but cannot be opened (a FIFO, a dangling link, a directory): the log's end is
     # then unknown, and its indexes are not "without a log"
     unopened = {k.base_offset for k in (classify_name(getattr(p, "name", None) or str(p).rsplit("/", 1)[-1])
@@ -199,7 +228,10 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
             continue
         _scan_segment(scan, pd, seg, walk, ctx, batch_sink, progress)
 
-    # ---- log start / end
+
+def _log_bounds(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, walk: _Walk, log: FindingLog) -> None:
+    """The log's start and end offsets, and what the walk says of the log as a whole (no segment, legacy format)."""
+    path = str(pd.path)
     first_seg = min(pd.segments) if pd.segments else None
     ends = [s.last_offset for s in scan.segments if s.last_offset is not None]
     if ends:
@@ -219,12 +251,12 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
                                          "falls back to high-watermark truncation", file=path,
                         magics=sorted(walk.magics)))
 
-    log.extend(check_watermarks(path=path, log_start=scan.log_start_offset, log_end=scan.log_end_offset,
-                                high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
-                                complete=scan.complete, hw_checkpoint_present=ctx.hw_checkpoint_present,
-                                is_metadata_log=pd.is_metadata_log))
 
-    # ---- leader-epoch cache: as written vs rebuilt from the batches
+def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, walk: _Walk, log: FindingLog,
+                 mode: KafkaVersion) -> Any:
+    """The leader-epoch cache as written against the one rebuilt from the batches.  Returns the checkpoint read
+    (a side-file read, or None when there is no checkpoint)."""
+    path = str(pd.path)
     rebuilt, notes = rebuild_from_batches(walk.epoch_rows, mode)
     scan.epoch_cache_rebuilt = rebuilt.entries
     scan.epochs_seen = sorted({e for e, _, m in walk.epoch_rows if m == MAGIC and e >= 0})
@@ -242,8 +274,12 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
         log.add(finding("NO_EPOCH_CHECKPOINT", "v2 batches with leader epochs but no leader-epoch-checkpoint; Kafka "
                                                "starts with an empty cache", severity=Severity.INFO if ctx.bare else None,
                         file=path, epochs=scan.epochs_seen))
+    return cp
 
-    # ---- producer state
+
+def _producer_state(scan: PartitionScan, pd: PartitionLog, walk: _Walk, log: FindingLog, coordinator: Any) -> None:
+    """The producers and transactions the walk saw (checked against the coordinator), and the snapshots."""
+    path = str(pd.path)
     scan.producer_ids = sorted(walk.pids)
     scan.transactions = walk.txn.finish(coordinator=_coordinator(walk.txn, coordinator))
     log.extend(scan.transactions.findings)
@@ -255,18 +291,6 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
         if sf.value is not None:
             log.extend(check_snapshot(sf.value, path=sf.path, snapshot_offset=off, log_end=scan.log_end_offset,
                                       has_segments=any(s.path for s in scan.segments)))
-
-    # ---- what loading does at the next start
-    scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
-                                  recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
-                                  deleting=pd.name.suffix == "delete",
-                                  epoch_checkpoint_unreadable=cp is not None and not pd.is_metadata_log
-                                  and (cp.value is None or cp.value.kafka_refuses))
-    log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
-                              epoch_checkpoint=str(cp.path) if cp is not None else None,
-                              log_start_offset=scan.log_start_offset, segments=scan.segments))
-    scan.findings = log.findings()
-    return scan
 
 
 def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: _Walk, ctx: PartitionContext,
