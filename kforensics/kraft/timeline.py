@@ -22,10 +22,10 @@ a gap (older segments deleted) becomes the new starting state, and the
 partitions it shows changed get an entry of their own.  Records after a gap
 that a later snapshot covers are left to that snapshot.
 
-Records are streamed: each copy is read one record at a time and the copies
-are merged by offset as they are read, and a snapshot is read once for its
-control records and once more to replay it.  Memory is the replayed state and
-one batch's bytes, whatever number of records the files hold or claim.
+Records are streamed: each copy is read one record at a time and the copies are merged by offset as they
+are read, and a snapshot is read once for its control records and once more to replay it.  Memory is the
+replayed state and one batch's bytes, whatever number of records the files hold or claim.  Inputs that are
+not a metadata log are refused (:mod:`kforensics.kraft.metadata_inputs`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from ..log.metadata_log import MetadataEntry, MetadataSources, find_metadata_sou
 from ..log.records import EntryRecords
 from ..log.segment_reader import SegmentReader
 from ..log.sources import NotRegularFile
+from .metadata_inputs import loose_segments, refuse_if_no_metadata
 
 NO_LEADER = -1
 #: Records of one open metadata transaction held until it ends; past this the rest are replayed as they come
@@ -473,16 +474,15 @@ def _check_snapshot(tl: Timeline, state: _State, snap: _State, path: Any) -> Non
 def build_timeline(inputs: Any) -> Timeline:
     """Replay the metadata log copies and snapshots in ``inputs`` into per-partition timelines.
 
-    ``inputs`` is what :func:`~kforensics.log.metadata_log.find_metadata_sources`
-    takes (paths on any source, log-dir or partition objects; one or a list),
-    or a :class:`~kforensics.log.metadata_log.MetadataSources`.  Raises
+    ``inputs`` is what :func:`~kforensics.log.metadata_log.find_metadata_sources` takes (paths on any source,
+    log-dir or partition objects; one or a list), or a :class:`~kforensics.log.metadata_log.MetadataSources`.  Raises
     ``FileNotFoundError`` for a path that does not exist; everything wrong
-    inside the files becomes a finding.
+    inside the files becomes a finding; inputs that are not a metadata log raise ``InputError``.
     """
-    if isinstance(inputs, MetadataSources):
-        src = inputs
-    else:
-        src = find_metadata_sources(list(inputs) if isinstance(inputs, (list, tuple)) else [inputs])
+    items = [] if isinstance(inputs, MetadataSources) else list(inputs) if isinstance(inputs, (list, tuple)) \
+        else [inputs]
+    loose = loose_segments(items)  # refuses another topic's segment
+    src = inputs if isinstance(inputs, MetadataSources) else find_metadata_sources(items)
     tl = Timeline()
     tl.log.extend(src.findings)
     _one_cluster(src, tl)
@@ -494,82 +494,106 @@ def build_timeline(inputs: Any) -> Timeline:
         log: Iterable[_Rec] = _records(src.bootstraps[0], tl, {})
     else:
         log = itertools.chain([first], merged) if first is not None else ()
-    state = _State(tl, emit=True)
-    pos: int | None = None  # next offset the replay expects
-    skipped: list[int] = []  # the first and the last offset skipped since the last flush (not every one)
+    replay = _LogReplay(tl, snapshots)
+    for rec in log:
+        replay.apply(rec)
+    replay.finish()
+    tl.findings = tl.log.findings()
+    refuse_if_no_metadata(loose, len(items), tl.records)
+    return tl
 
-    def snapshot(path: Any) -> None:
-        nonlocal state, pos
-        loaded = _load_snapshot(path, tl)
+
+class _LogReplay:
+    """The replay of one merged metadata log, with the snapshots taken over where the log cannot be placed."""
+
+    def __init__(self, tl: Timeline, snapshots: list[Any]):
+        self.tl = tl
+        self.snapshots = snapshots
+        self.si = 0  # the next snapshot not yet reached
+        self.state = _State(tl, emit=True)
+        self.pos: int | None = None  # next offset the replay expects
+        self.skipped: list[int] = []  # the first and the last offset skipped since the last flush (not every one)
+
+    def snapshot(self, path: Any) -> None:
+        """Check the replay against a snapshot it reached, or take the snapshot's state over."""
+        loaded = _load_snapshot(path, self.tl)
         if loaded is None:
             return
         snap, end, ts = loaded
-        if pos == end:
-            _check_snapshot(tl, state, snap, path)
+        if self.pos == end:
+            _check_snapshot(self.tl, self.state, snap, path)
         else:
-            state = _adopt(tl, state, snap, path, end, ts)
-            pos = end
-            tl.complete = True
+            self.state = _adopt(self.tl, self.state, snap, path, end, ts)
+            self.pos = end
+            self.tl.complete = True
 
-    def flush_skipped() -> None:
-        if skipped:
-            tl.log.add(finding("METADATA_RECORDS_SUPERSEDED", f"log offsets {skipped[0]}-{skipped[-1]} have no known state to apply to "
-                                       "(they precede the first snapshot or follow a gap); the next snapshot's "
-                                       "state covers them", **{"first": skipped[0], "last": skipped[-1]}))
-            skipped.clear()
+    def flush_skipped(self) -> None:
+        if self.skipped:
+            first, last = self.skipped[0], self.skipped[-1]
+            self.tl.log.add(finding("METADATA_RECORDS_SUPERSEDED", f"log offsets {first}-{last} have no known state "
+                                    "to apply to (they precede the first snapshot or follow a gap); the next "
+                                    "snapshot's state covers them", **{"first": first, "last": last}))
+            self.skipped.clear()
 
-    def skip(offset: int) -> None:
-        if skipped:
-            skipped[1:] = [offset]
+    def skip(self, offset: int) -> None:
+        if self.skipped:
+            self.skipped[1:] = [offset]
         else:
-            skipped.append(offset)
+            self.skipped.append(offset)
 
-    si = 0
-    for rec in log:
-        while si < len(snapshots) and _end_offset(snapshots[si]) <= rec.offset:
-            flush_skipped()
-            snapshot(snapshots[si])
-            si += 1
-        if pos is None and rec.offset > 0 and any(_end_offset(s) > rec.offset for s in snapshots[si:]):
-            skip(rec.offset)  # snapshot first: the log before it cannot be placed on any state
-            continue
-        if pos is None:
+    def _placed(self, rec: _Rec) -> bool:
+        """Whether ``rec`` applies to the state replayed so far (else it is skipped or already covered)."""
+        tl = self.tl
+        if self.pos is None and rec.offset > 0 and any(_end_offset(s) > rec.offset for s in self.snapshots[self.si:]):
+            self.skip(rec.offset)  # snapshot first: the log before it cannot be placed on any state
+            return False
+        if self.pos is None:
             tl.complete = rec.offset == 0
             if rec.offset > 0:
-                tl.log.add(finding("METADATA_HISTORY_INCOMPLETE", f"the metadata log starts at offset {rec.offset} with no snapshot before "
-                                           "it: partitions created earlier are unknown until a change names them",
-                                           file=rec.file, **{"offset": rec.offset}))
-            pos = rec.offset
-        if rec.offset < pos:
-            continue  # a snapshot already covers it
-        if rec.offset > pos:
-            later = [s for s in snapshots[si:] if _end_offset(s) > rec.offset]
-            if later:
-                skip(rec.offset)
-                continue
-            tl.log.add(finding("METADATA_LOG_GAP", f"metadata offsets {pos}-{rec.offset - 1} are missing and no snapshot covers "
-                                       "them: epochs after the gap may be lower than the controller's",
-                                       file=rec.file, **{"first_missing": pos, "next": rec.offset}))
-        pos = rec.offset + 1
+                tl.log.add(finding("METADATA_HISTORY_INCOMPLETE", f"the metadata log starts at offset {rec.offset} "
+                                   "with no snapshot before it: partitions created earlier are unknown until a "
+                                   "change names them", file=rec.file, **{"offset": rec.offset}))
+            self.pos = rec.offset
+        if rec.offset < self.pos:
+            return False  # a snapshot already covers it
+        if rec.offset > self.pos:
+            if any(_end_offset(s) > rec.offset for s in self.snapshots[self.si:]):
+                self.skip(rec.offset)
+                return False
+            tl.log.add(finding("METADATA_LOG_GAP", f"metadata offsets {self.pos}-{rec.offset - 1} are missing and no "
+                               "snapshot covers them: epochs after the gap may be lower than the controller's",
+                               file=rec.file, **{"first_missing": self.pos, "next": rec.offset}))
+        return True
+
+    def apply(self, rec: _Rec) -> None:
+        """Replay one log record (after the snapshots that end at or before it)."""
+        while self.si < len(self.snapshots) and _end_offset(self.snapshots[self.si]) <= rec.offset:
+            self.flush_skipped()
+            self.snapshot(self.snapshots[self.si])
+            self.si += 1
+        if not self._placed(rec):
+            return
+        tl = self.tl
+        self.pos = rec.offset + 1
         if tl.log_start is None:
             tl.log_start = rec.offset
-        tl.log_end = pos
+        tl.log_end = self.pos
         if rec.value is not None:
             d = _decode(rec, tl)
             if d is not None:
-                state.record(rec, d, "log")
-    flush_skipped()
-    for s in snapshots[si:]:
-        snapshot(s)
-    if state.txn_overflow:
-        tl.log.add(finding("METADATA_TRANSACTION_OPEN", "the log ends inside a metadata transaction too large to "
-                                                        "hold; its records were replayed", replayed=True))
-    if state.txn:
-        tl.log.add(finding("METADATA_TRANSACTION_OPEN", f"the log ends inside a metadata transaction; its "
-                                                        f"{len(state.txn)} record(s) are not replayed",
-                           records=len(state.txn)))
-    tl.findings = tl.log.findings()
-    return tl
+                self.state.record(rec, d, "log")
+
+    def finish(self) -> None:
+        """The log's end: the snapshots past it, and a metadata transaction left open."""
+        self.flush_skipped()
+        for s in self.snapshots[self.si:]:
+            self.snapshot(s)
+        if self.state.txn_overflow:
+            self.tl.log.add(finding("METADATA_TRANSACTION_OPEN", "the log ends inside a metadata transaction too "
+                                    "large to hold; its records were replayed", replayed=True))
+        if self.state.txn:
+            self.tl.log.add(finding("METADATA_TRANSACTION_OPEN", f"the log ends inside a metadata transaction; its "
+                                    f"{len(self.state.txn)} record(s) are not replayed", records=len(self.state.txn)))
 
 
 def _end_offset(path: Any) -> int:
