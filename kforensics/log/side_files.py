@@ -99,9 +99,11 @@ def read_side_file(path: Any, kind: FileKind | str | None = None, *, base_offset
     try:
         data = read_bounded(path, cap)
     except FileTooLarge as e:
-        out.findings.append(finding("FILE_TOO_LARGE", f"{e.size} bytes: far more than a {kind} holds (at most "
-                                                      f"{cap} bytes are read); not read", file=label, size=e.size,
-                                    cap=cap))
+        # our cap, not Kafka's: Kafka reads a checkpoint whole (CheckpointFile.read), so what the file says is
+        # unknown here, and nothing (a load failure, an epoch) may be concluded from it
+        out.findings.append(finding("FILE_TOO_LARGE", f"not read: {e.size} bytes, more than the {cap} bytes "
+                                                      f"kforensics reads of a {kind}; what it holds is unknown",
+                                    file=label, size=e.size, cap=cap, read=False))
         return out
     except NotRegularFile as e:
         out.findings.append(finding("NOT_A_REGULAR_FILE", f"{e.strerror}: not opened", file=label))

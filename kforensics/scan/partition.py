@@ -185,13 +185,18 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
     scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
                                   recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
                                   deleting=pd.name.suffix == "delete",
-                                  epoch_checkpoint_unreadable=cp is not None and not pd.is_metadata_log
-                                  and (cp.value is None or cp.value.kafka_refuses))
+                                  epoch_checkpoint_unreadable=_kafka_refuses(cp) and not pd.is_metadata_log)
     log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
                               epoch_checkpoint=str(cp.path) if cp is not None else None,
                               log_start_offset=scan.log_start_offset, segments=scan.segments))
     scan.findings = log.findings()
     return scan
+
+
+def _kafka_refuses(cp: Any) -> bool:
+    """Whether Kafka cannot load this leader-epoch checkpoint.  Only a file that was read can say so: one left
+    unread (over kforensics' cap, or unreadable here) says nothing of what Kafka does with it."""
+    return cp is not None and cp.record is not None and (cp.value is None or cp.value.kafka_refuses)
 
 
 def _partition_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None:
