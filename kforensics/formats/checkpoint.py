@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import astuple, dataclass, field, fields
+from typing import Any, Protocol, cast
 
 from ..findings import Finding, FindingLog, Severity, finding
 from .java_text import INT32, INT64, parse_int
@@ -87,7 +88,7 @@ class Checkpoint:
 
     kind: str
     version: int | None = None
-    entries: list = field(default_factory=list)  # OffsetEntry or EpochEntry, by kind
+    entries: list[OffsetEntry | EpochEntry] = field(default_factory=list)  # OffsetEntry or EpochEntry, by kind
     declared_count: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
@@ -98,14 +99,14 @@ class Checkpoint:
 
     def offsets(self) -> dict[tuple[str, int], int]:
         """``{(topic, partition): offset}`` of an offset checkpoint (the last line wins, as in Kafka's map)."""
-        return {(e.topic, e.partition): e.offset for e in self.entries}
+        return {(e.topic, e.partition): e.offset for e in cast(list[OffsetEntry], self.entries)}
 
     def epochs(self) -> list[tuple[int, int]]:
         """``[(epoch, start_offset)]`` of a leader-epoch checkpoint, in file order."""
-        return [(e.epoch, e.start_offset) for e in self.entries]
+        return [(e.epoch, e.start_offset) for e in cast(list[EpochEntry], self.entries)]
 
 
-def _fields(entry: OffsetEntry | EpochEntry) -> dict:
+def _fields(entry: OffsetEntry | EpochEntry) -> dict[str, Any]:
     return {f.name: getattr(entry, f.name) for f in fields(entry)}
 
 
@@ -114,6 +115,7 @@ def _lines(data: bytes | str) -> tuple[list[str], set[int]]:
 
     Undecodable bytes become U+FFFD so the rest of the line can still be read.
     """
+    bad: set[int]
     if isinstance(data, str):
         text, bad = data, set()
     else:
@@ -137,6 +139,13 @@ def _is_utf8(raw: bytes) -> bool:
     return True
 
 
+class _Report(Protocol):
+    """Records a finding of the file (at a line, when there is one)."""
+
+    def __call__(self, code: str, message: str, line: int | None, severity: Severity | None = ...,
+                 **facts: Any) -> None: ...
+
+
 def decode(data: bytes | str, kind: str) -> Checkpoint:
     """Decode a checkpoint file of ``kind`` (a key of :data:`KINDS`)."""
     spec = KINDS[kind]
@@ -145,7 +154,8 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
     log = FindingLog()  # a file of a million junk lines yields a hundred findings and a count
     built: dict[str, tuple[Finding, int]] = {}
 
-    def report(code: str, message: str, line: int | None, severity: Severity | None = spec.severity, **facts) -> None:
+    def report(code: str, message: str, line: int | None, severity: Severity | None = spec.severity,
+               **facts: Any) -> None:
         f, n = built.get(code, (None, 0))
         if f is None or n < log.per_code:
             f = finding(code, message, severity=severity, line=line, **facts)
@@ -160,7 +170,8 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
         return cp  # Kafka reads an empty file as no entries
     cp.version = parse_int(lines[0], INT32)
     if cp.version is None:
-        report("CHECKPOINT_BAD_VERSION", f"version line {lines[0][:_TEXT]!r:.80} is not a number", 1, text=lines[0][:_TEXT])
+        report("CHECKPOINT_BAD_VERSION", f"version line {lines[0][:_TEXT]!r:.80} is not a number", 1,
+               text=lines[0][:_TEXT])
     elif cp.version != spec.version:
         report("CHECKPOINT_BAD_VERSION", f"version {cp.version}, expected {spec.version}", 1, version=cp.version)
     if len(lines) < 2:
@@ -183,15 +194,17 @@ def decode(data: bytes | str, kind: str) -> Checkpoint:
     return cp
 
 
-def _entry(spec: CheckpointKind, line: str, no: int, report, check_name: bool) -> OffsetEntry | EpochEntry | None:
+def _entry(spec: CheckpointKind, line: str, no: int, report: _Report,
+           check_name: bool) -> OffsetEntry | EpochEntry | None:
     tokens = _JAVA_SPACE.split(line)
     while tokens and tokens[-1] == "":
         tokens.pop()  # Java's split drops trailing empty strings, but keeps a leading one
     width = _WIDTH[spec.entry_type]
     if len(tokens) != width:
-        report("CHECKPOINT_MALFORMED_LINE", f"line {no}: {len(tokens)} fields, expected {width}: {line[:_TEXT]!r:.80}", no,
-               text=line[:_TEXT])
+        report("CHECKPOINT_MALFORMED_LINE",
+               f"line {no}: {len(tokens)} fields, expected {width}: {line[:_TEXT]!r:.80}", no, text=line[:_TEXT])
         return None
+    values: tuple[str | int | None, ...]
     if spec.entry_type is EpochEntry:
         values = (parse_int(tokens[0], INT32), parse_int(tokens[1], INT64))
     else:
@@ -200,19 +213,20 @@ def _entry(spec: CheckpointKind, line: str, no: int, report, check_name: bool) -
         report("CHECKPOINT_MALFORMED_LINE", f"line {no}: a field is not a number in range: {line[:_TEXT]!r:.80}", no,
                text=line[:_TEXT])
         return None
-    entry = spec.entry_type(*values)
+    entry: OffsetEntry | EpochEntry = spec.entry_type(*values)
     numbers = [v for v in values if isinstance(v, int)]
     if any(v < 0 for v in numbers):
         # the epoch cache refuses a negative epoch or offset; offset checkpoints just carry an impossible value
         severity = spec.severity if spec.entry_type is EpochEntry else Severity.LOW
-        report("CHECKPOINT_NEGATIVE", f"line {no}: negative value in {line[:_TEXT]!r:.80}", no, severity, **_fields(entry))
+        report("CHECKPOINT_NEGATIVE", f"line {no}: negative value in {line[:_TEXT]!r:.80}", no, severity,
+               **_fields(entry))
     if check_name and isinstance(entry, OffsetEntry) and not _LEGAL_TOPIC.fullmatch(entry.topic):
         report("CHECKPOINT_BAD_TOPIC_NAME", f"line {no}: {entry.topic[:_TEXT]!r:.80} is not a legal topic name", no,
                None, topic=entry.topic[:_TEXT])
     return entry
 
 
-def _semantic_checks(cp: Checkpoint, spec: CheckpointKind, report) -> None:
+def _semantic_checks(cp: Checkpoint, spec: CheckpointKind, report: _Report) -> None:
     """Entries Kafka reads without complaint but that no broker writes.
 
     A leader-epoch checkpoint's order is judged by the epoch cache's rules of
@@ -221,7 +235,7 @@ def _semantic_checks(cp: Checkpoint, spec: CheckpointKind, report) -> None:
     if spec.entry_type is EpochEntry:
         return
     seen: dict[tuple[str, int], int] = {}
-    for e in cp.entries:
+    for e in cast(list[OffsetEntry], cp.entries):
         seen[(e.topic, e.partition)] = seen.get((e.topic, e.partition), 0) + 1
     dups = sorted(k for k, n in seen.items() if n > 1)
     if dups:
@@ -229,7 +243,7 @@ def _semantic_checks(cp: Checkpoint, spec: CheckpointKind, report) -> None:
                None, None, partitions=[f"{t}-{p}" for t, p in dups[:20]], count=len(dups))
 
 
-def encode(kind: str, entries: Iterable[tuple | OffsetEntry | EpochEntry]) -> bytes:
+def encode(kind: str, entries: Iterable[tuple[str | int, ...] | OffsetEntry | EpochEntry]) -> bytes:
     """Entries (objects or plain tuples in field order) as Kafka writes the checkpoint: every line ends in ``\\n``."""
     spec = KINDS[kind]
     rows = [astuple(e) if isinstance(e, (OffsetEntry, EpochEntry)) else tuple(e) for e in entries]
