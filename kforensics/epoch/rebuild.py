@@ -96,7 +96,7 @@ def rebuild_from_batches(
                 notes.append(_backwards_note(epoch, base_offset, latest, AssignResult(False, (), (epoch, base_offset))))
             continue
         result = cache.assign(epoch, base_offset)
-        if backwards:
+        if backwards and latest is not None:  # (backwards implies a latest entry)
             notes.append(_backwards_note(epoch, base_offset, latest, result))
         elif result.conflicting:
             notes.append(finding(

@@ -141,6 +141,7 @@ def parse_kafka_version(text: str | KafkaVersion) -> KafkaVersion:
     if not m:
         raise UsageError(f"not a Kafka version: {text!r} (known: {known_versions()})")
     major, minor, third, fourth = (None if g is None else int(g) for g in m.groups())
+    assert major is not None and minor is not None  # the pattern requires both
     if major == 0:
         # 0.x releases were numbered 0.<minor>.<patch>.<fix>; the fourth part never changed epoch behaviour.
         release = (0, minor, third or 0)

@@ -93,7 +93,7 @@ def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recove
         plan.note = "-delete directory: loaded without recovery and deleted"
         return plan
     segs = [s for s in segments if s.path]
-    plan.rebuilds_indexes = [s.path for s in segs if not s.has_index and s.batches]
+    plan.rebuilds_indexes = [s.path for s in segs if s.path is not None and not s.has_index and s.batches]
     if clean_shutdown:
         bad = next((s for s in segs if s.first_invalid_position is not None), None)
         if bad is not None:
@@ -124,7 +124,7 @@ def plan_recovery(segments: list[SegmentExtent], *, clean_shutdown: bool, recove
             continue
         later = segs[i + 1 :]
         plan.truncate_segment, plan.truncate_position = s.path, s.first_invalid_position
-        plan.segments_deleted = [x.path for x in later]
+        plan.segments_deleted = [x.path for x in later if x.path is not None]  # (segs all have one)
         plan.lost_bytes = (s.size - s.first_invalid_position) + sum(x.size for x in later)
         plan.lost_records = (s.records - s.valid_records) + sum(x.records for x in later)
         plan.lost_committed_records = s.cut_records_below_hw + sum(x.cut_records_below_hw for x in later)
