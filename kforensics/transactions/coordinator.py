@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..findings import Finding, FindingLog, finding
 from ..formats.transaction_log import TOPIC, decode, state_name
+from ..log.partition import PartitionLog
 from .internal_log import coordinator_copies, coordinator_partition, java_string_hash, logged_records  # noqa: F401
+from .model import PartitionTransactions, TransactionMarker
 
 #: Kafka's default ``transaction.state.log.num.partitions`` (``TransactionLogConfigs``)
 TRANSACTION_STATE_PARTITIONS = 50
@@ -82,7 +84,7 @@ class CoordinatorView:
         return out
 
 
-def read_transaction_state(copies: Iterable[tuple[int | None, Any]], *,
+def read_transaction_state(copies: Iterable[tuple[int | None, PartitionLog]], *,
                            partition_count: int = TRANSACTION_STATE_PARTITIONS) -> CoordinatorView:
     """The coordinator's view from ``__transaction_state`` partition directories: ``copies`` are
     ``(broker id, PartitionLog)``.  Several copies of one partition are merged: per transactional id the record
@@ -104,7 +106,7 @@ def read_transaction_state(copies: Iterable[tuple[int | None, Any]], *,
                 log.add(replace(f, file=r.file, position=r.position))
             if rec.key is None or rec.key_type != "TransactionLogKey":
                 continue
-            tid = rec.key.get("transactionalId")
+            tid = cast(str, rec.key.get("transactionalId"))  # a non-nullable string of every TransactionLogKey
             seen = latest.get(tid)
             if seen is not None and seen[0] > r.offset:
                 continue
@@ -136,7 +138,8 @@ def coordinator_view(log_dirs: dict[int | None, list[Any]], **kw: Any) -> Coordi
     return read_transaction_state(copies, **kw) if copies else None
 
 
-def cross_check(pt: Any, last_markers: dict[int, Any], view: CoordinatorView) -> list[Finding]:
+def cross_check(pt: PartitionTransactions, last_markers: dict[int, TransactionMarker],
+                view: CoordinatorView) -> list[Finding]:
     """Update ``pt``'s open transactions (hanging or not, the coordinator's state) from the coordinator's view
     and return the findings where the coordinator and the markers disagree."""
     out: list[Finding] = []

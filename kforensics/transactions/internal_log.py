@@ -17,9 +17,9 @@ from typing import Any
 
 from ..findings import FindingLog
 from ..formats.record_batch import CONTROL_BIT, MAGIC, TRANSACTIONAL_BIT
+from ..log.log_entry import Batch
 from ..log.partition import PartitionLog
 from ..log.records import EntryRecords
-
 
 #: Kafka's default partition count of __consumer_offsets (``offsets.topic.num.partitions``,
 #: ``GroupCoordinatorConfig``) and of __transaction_state (``transaction.state.log.num.partitions``)
@@ -82,7 +82,7 @@ def logged_records(pd: PartitionLog, findings: FindingLog | None = None, *, end_
             continue
 
 
-def _records(b: Any, file: str, findings: FindingLog | None) -> Iterator[LoggedRecord]:
+def _records(b: Batch, file: str, findings: FindingLog | None) -> Iterator[LoggedRecord]:
     v2 = b.magic == MAGIC
     pid = b.producer_id if v2 else -1
     transactional = v2 and bool(b.attributes & TRANSACTIONAL_BIT)
@@ -98,7 +98,7 @@ def _records(b: Any, file: str, findings: FindingLog | None) -> Iterator[LoggedR
 
 
 def coordinator_copies(log_dirs: dict[int | None, list[Any]] | list[tuple[int | None, Any]], topic: str
-                       ) -> list[tuple[int | None, Any]]:
+                       ) -> list[tuple[int | None, PartitionLog]]:
     """``(broker id, PartitionLog)`` of every ``topic`` partition in these brokers' log dirs (each may be a
     directory holding log dirs; only listings are read)."""
     from ..log.log_dir import find_log_dirs, open_log_dir

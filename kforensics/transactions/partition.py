@@ -7,17 +7,21 @@ lost-marker check of :mod:`kforensics.consumers.read_committed`).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..log.partition import PartitionLog
 from .model import MAX_TRANSACTION_TIMEOUT_MS, PartitionTransactions
 from .producer_state import TransactionTracker
 
+if TYPE_CHECKING:
+    from .coordinator import CoordinatorView
+
 
 def read_partition_transactions(pd: PartitionLog, *, broker_id: int | None = None,
                                 high_watermark: int | None = None, end_offset: int | None = None,
-                                watch: list[tuple[int, int]] = (), check_txn_index: bool = True,
-                                coordinator: Any = None,
+                                watch: Sequence[tuple[int, int]] = (), check_txn_index: bool = True,
+                                coordinator: CoordinatorView | None = None,
                                 max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS) -> PartitionTransactions:
     """The transactions of ``pd``'s log (see :class:`~.producer_state.TransactionTracker` for the arguments);
     ``check_txn_index`` compares each segment's aborts with its ``.txnindex`` (a missing file has no entries)."""

@@ -43,21 +43,32 @@ markers in watched ranges; counts cover all.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..findings import FindingLog, finding
 from ..formats.record_batch import CONTROL_BIT, MAGIC, TRANSACTIONAL_BIT
+from ..formats.txn_index import TxnIndex
 from ..log.batch_table import COL, BatchTable
-from .model import MAX_LISTED, MAX_TRANSACTION_TIMEOUT_MS, AbortedRange, OpenTransaction, PartitionTransactions, \
-    TransactionMarker
+from .model import (
+    MAX_LISTED,
+    MAX_TRANSACTION_TIMEOUT_MS,
+    AbortedRange,
+    OpenTransaction,
+    PartitionTransactions,
+    TransactionMarker,
+)
+
+if TYPE_CHECKING:
+    from .coordinator import CoordinatorView
 
 #: control record types of the markers (``ControlRecordType``)
 MARKER_TYPES = {0: "ABORT", 1: "COMMIT"}
 
 
-def control_record(row: list[int], raw) -> tuple[str, int | None]:
+def control_record(row: list[int], raw: memoryview | None) -> tuple[str, int | None]:
     """``(COMMIT | ABORT | UNKNOWN, coordinator epoch)`` of one control batch, from its bytes (any codec)."""
     if raw is None:
         return "UNKNOWN", None
@@ -142,7 +153,7 @@ class TransactionTracker:
 
     def __init__(self, topic: str, partition: int, *, broker_id: int | None = None,
                  high_watermark: int | None = None, end_offset: int | None = None,
-                 watch: list[tuple[int, int]] = (), max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS):
+                 watch: Sequence[tuple[int, int]] = (), max_timeout_ms: int = MAX_TRANSACTION_TIMEOUT_MS):
         self.out = PartitionTransactions(topic, partition, broker_id, high_watermark=high_watermark)
         self.end_offset = end_offset
         self.watch = sorted(watch)
@@ -154,7 +165,7 @@ class TransactionTracker:
         self.last_marker: dict[int, TransactionMarker] = {}  # producer id -> its last marker
         self.unreplicated: list[int] = []  # first offsets of transactions whose marker is at or above the HW
         self._file: str | None = None
-        self._index = None
+        self._index: TxnIndex | None = None
         self._compare = False
         self._seg_aborts: list[AbortedRange] = []
         self._seg_abort_markers: set[tuple[int, int]] = set()
@@ -163,7 +174,7 @@ class TransactionTracker:
         self._aborted: deque[AbortedRange] = deque(maxlen=MAX_LISTED)
 
     # ------------------------------------------------------------------ segments
-    def begin_segment(self, file: str | None, txn_index: Any = None, *, compare: bool = False) -> None:
+    def begin_segment(self, file: str | None, txn_index: TxnIndex | None = None, *, compare: bool = False) -> None:
         """A new segment: its file, and its decoded ``.txnindex`` (``compare``: check the aborts against it;
         a segment without a ``.txnindex`` file has none, as Kafka creates it at the first aborted transaction)."""
         self.end_segment()
@@ -248,7 +259,7 @@ class TransactionTracker:
         seg[order] = excl - excl[np.flatnonzero(gstart)][g]
         data = np.flatnonzero(~ctrl)
         events: list[tuple[int, int]] = []  # (row, transaction segment j or -1 for a marker)
-        aggs = None
+        aggs: tuple[list[int], ...] | None = None
         if len(data):
             self.out.transactional_batches += len(data)
             keys, first, dinv = np.unique(inv[data] * (n + 1) + seg[data], return_index=True, return_inverse=True)
@@ -276,6 +287,7 @@ class TransactionTracker:
             if j < 0:
                 self._marker(rows[r].tolist(), types[-1 - j], cepochs[-1 - j], check_epoch=False)
                 continue
+            assert aggs is not None  # a transaction segment j >= 0 exists only when there are data rows
             first_row, last_r, mts, tep, nrec, nbytes, nb = (a[j] for a in aggs)
             row = rows[first_row]
             p = int(row[c["producer_id"]])
@@ -352,7 +364,7 @@ class TransactionTracker:
         self.last_marker[pid] = m
 
     # ------------------------------------------------------------------ result
-    def finish(self, coordinator: Any = None) -> PartitionTransactions:
+    def finish(self, coordinator: CoordinatorView | None = None) -> PartitionTransactions:
         """The partition's transactions; with ``coordinator`` (a :class:`~.coordinator.CoordinatorView` of
         ``__transaction_state``) the open transactions and last markers are checked against its view."""
         self.end_segment()

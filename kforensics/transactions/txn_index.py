@@ -13,21 +13,21 @@ only when it recovers the segment.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from ..findings import Finding, finding
+from ..formats.txn_index import TxnIndex
 from .model import AbortedRange
 
 
-def compare_txn_index(aborts: list[AbortedRange], abort_markers: set[tuple[int, int]], index: Any,
+def compare_txn_index(aborts: list[AbortedRange], abort_markers: set[tuple[int, int]], index: TxnIndex | None,
                       file: str | None, end_offset: int | None = None) -> Iterator[Finding]:
     """Findings for one segment: ``aborts`` (non-empty aborted transactions whose marker is in it),
     ``abort_markers`` (every ABORT marker in it, as (producer id, offset)) and its decoded ``.txnindex``
     (None: no index file, which Kafka reads as no entries).  Sets each range's ``in_txn_index``."""
     entries = {}
-    for e in index.entries() if index is not None else ():
-        if end_offset is None or e.last_offset < end_offset:
-            entries[(e.producer_id, e.last_offset)] = e
+    for entry in index.entries() if index is not None else ():
+        if end_offset is None or entry.last_offset < end_offset:
+            entries[(entry.producer_id, entry.last_offset)] = entry
     where = _txn_index_name(file) if file else None
     for ar in aborts:
         e = entries.pop((ar.producer_id, ar.last_offset), None)
