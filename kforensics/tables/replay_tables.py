@@ -30,7 +30,8 @@ PARTITION_COLUMNS = ["cluster", "topic", "partition", "broker_id", "snapshot_id"
                      "cleaner_offset", "recovery"]
 
 
-def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, str] | None = None) -> list[dict]:
+def verdict_rows(rp: PartitionReplay, cluster: str | None,
+                 snapshots: dict[int, str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for out in rp.replicas:
         reasoning = json.dumps([line for d in out.decisions for line in d.reasoning])
@@ -48,17 +49,17 @@ def verdict_rows(rp: PartitionReplay, cluster: str | None, snapshots: dict[int, 
     return rows
 
 
-def divergence_rows(rp: PartitionReplay, cluster: str | None) -> list[dict]:
+def divergence_rows(rp: PartitionReplay, cluster: str | None) -> list[dict[str, Any]]:
     return [{"cluster": cluster, "topic": rp.topic, "partition": rp.partition, "broker_a": d.brokers[0],
              "broker_b": d.brokers[1], "first_divergent_offset": d.first_divergent_offset,
              "compacted_below": d.compacted_below, "agreement": dumps(d.agreement)} for d in rp.divergence]
 
 
-def verdicts_table(rows: list[dict]) -> pa.Table:
+def verdicts_table(rows: list[dict[str, Any]]) -> pa.Table:
     return table("verdicts", rows)
 
 
-def divergence_table(rows: list[dict]) -> pa.Table:
+def divergence_table(rows: list[dict[str, Any]]) -> pa.Table:
     return table("divergence", rows)
 
 

@@ -12,30 +12,39 @@ import json
 import os
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..log.batch_table import BATCH_COLUMNS, COL, FLAG_RECOVERED, NCOLS, BatchTable
+from ..log.partition import PartitionLog
+from ..log.segment import LogSegment
 from ..scan.model import ScanReport
 from ..serialize import dumps, to_jsonable
 from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
 
+if TYPE_CHECKING:
+    from ..consumers.committed_offsets import CommittedOffsets
+
 #: rows gathered before a Parquet row group is written (the writer holds at most about two row groups)
 ROW_GROUP = 1 << 15
 
+#: what the writer thread is handed: a row group's chunks (rows, constants) and its row count; None ends it
+_RowGroup = tuple[list[tuple[np.ndarray, tuple[Any, ...]]], int]
 
-def context_of(report: ScanReport, context: dict | None) -> dict:
+
+def context_of(report: ScanReport, context: dict[str, Any] | None) -> dict[str, Any]:
     c = {"snapshot_id": None, "snapshot_time": None, "cluster": report.broker.cluster_id,
          "broker_id": report.broker.node_id}
     c.update(context or {})
     return c
 
 
-def partitions_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def partitions_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
@@ -48,29 +57,31 @@ def partitions_rows(report: ScanReport, context: dict | None = None) -> list[dic
                      "record_count": p.record_count, "bytes": p.bytes, "epochs_seen": p.epochs_seen,
                      "producer_ids": p.producer_ids, "open_transactions": len(p.open_transactions),
                      "last_stable_offset": p.last_stable_offset,
-                     "epoch_cache_written": None if p.epoch_cache_written is None else json.dumps(p.epoch_cache_written),
+                     "epoch_cache_written": (None if p.epoch_cache_written is None
+                                             else json.dumps(p.epoch_cache_written)),
                      "recovers": r.recovers, "recovery_log_end_offset": r.log_end_offset,
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
-                     "recovery_lost_records": r.lost_records, "recovery_lost_committed_records": r.lost_committed_records,
+                     "recovery_lost_records": r.lost_records,
+                     "recovery_lost_committed_records": r.lost_committed_records,
                      "recovery": dumps(r), "complete": p.complete})
     return rows
 
 
-def partitions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def partitions_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("partitions", partitions_rows(report, context))
 
 
-def segments_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def segments_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     return [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
             for p in report.partitions for s in p.segments]
 
 
-def segments_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def segments_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("segments", segments_rows(report, context))
 
 
-def epochs_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def epochs_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
@@ -80,11 +91,11 @@ def epochs_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
     return rows
 
 
-def epochs_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def epochs_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("epochs", epochs_rows(report, context))
 
 
-def findings_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def findings_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = [{**c, "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity), "file": f.file,
              "position": f.position, "line": f.line, "message": f.message, "facts": dumps(f.facts)}
@@ -92,30 +103,30 @@ def findings_rows(report: ScanReport, context: dict | None = None) -> list[dict]
     return rows
 
 
-def findings_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def findings_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("findings", findings_rows(report, context))
 
 
-def files_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def files_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     return [{**c, **to_jsonable(f)} for f in report.files]
 
 
-def files_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def files_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("files", files_rows(report, context))
 
 
-def checkpoints_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def checkpoints_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every entry of the root offset checkpoints (HW, recovery point, log start, cleaner offset)."""
     c = context_of(report, context)
     return [{**c, **to_jsonable(e)} for e in report.checkpoints]
 
 
-def checkpoints_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def checkpoints_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("checkpoints", checkpoints_rows(report, context))
 
 
-def transactions_rows(report: ScanReport, context: dict | None = None) -> list[dict]:
+def transactions_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every partition's transactions as its log shows them: open ones (hanging or not), then its listed markers."""
     from .impact_tables import transaction_rows
 
@@ -124,11 +135,12 @@ def transactions_rows(report: ScanReport, context: dict | None = None) -> list[d
             for row in transaction_rows(p.transactions, c)]
 
 
-def transactions_table(report: ScanReport, context: dict | None = None) -> pa.Table:
+def transactions_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
     return table("transactions", transactions_rows(report, context))
 
 
-def committed_offsets_table(committed: Any, report: ScanReport, context: dict | None = None) -> pa.Table:
+def committed_offsets_table(committed: CommittedOffsets | None, report: ScanReport,
+                            context: dict[str, Any] | None = None) -> pa.Table:
     """The committed offsets read from the ``__consumer_offsets`` partitions of the scanned log dirs (a
     :class:`~kforensics.consumers.committed_offsets.CommittedOffsets`; None: an empty table)."""
     from .impact_tables import committed_offset_rows
@@ -217,7 +229,7 @@ def _dictionary_schema(schema: pa.Schema) -> pa.Schema:
                       for f in schema])
 
 
-def _constant_runs(runs: list[tuple[tuple, int]], index: int, typ: pa.DataType) -> pa.Array:
+def _constant_runs(runs: list[tuple[tuple[Any, ...], int]], index: int, typ: pa.DataType) -> pa.Array:
     """One constant column of a row group: each run's value (``runs``: (constants, rows)) as a dictionary array."""
     values: dict[Any, int] = {}
     idx = np.empty(len(runs), np.int32)
@@ -240,14 +252,14 @@ class BatchesWriter:
     any time stay below two row groups and a chunk (:attr:`peak_held_rows` records the most ever held).
     """
 
-    def __init__(self, path: str, context: dict | None = None, filesystem: Any = None, *,
-                 row_group: int | None = None):
+    def __init__(self, path: str, context: dict[str, Any] | None = None, filesystem: Any = None, *,
+                 row_group: int | None = None) -> None:
         self.path = path
         self.context = {"snapshot_id": None, "snapshot_time": None, "cluster": None, "broker_id": None,
                         **(context or {})}
         self.filesystem = filesystem
         self.row_group = max(1, row_group or ROW_GROUP)
-        self._pending: list[tuple[np.ndarray, tuple]] = []
+        self._pending: list[tuple[np.ndarray, tuple[Any, ...]]] = []
         self._rows = 0  # rows in _pending
         self.rows = 0  # rows received
         self.row_groups = 0  # row groups written
@@ -255,13 +267,13 @@ class BatchesWriter:
         self._queued = 0  # rows handed to the writer thread and not yet written
         self._lock = threading.Lock()
         self._free = threading.Semaphore(1)  # one row group at a time in the writer's hands
-        self._queue: queue.Queue | None = None
+        self._queue: queue.Queue[_RowGroup | None] | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._writer: pq.ParquetWriter | None = None
         self._closed = False
 
-    def __call__(self, pd, seg, t: BatchTable) -> None:
+    def __call__(self, pd: PartitionLog, seg: LogSegment, t: BatchTable) -> None:
         if not len(t):
             return
         self._raise_error()
@@ -309,9 +321,11 @@ class BatchesWriter:
         with self._lock:
             self._queued += n
         self._free.acquire()  # waits while the previous row group is being written: memory stays bounded
+        assert self._queue is not None  # made with the thread
         self._queue.put((pending, n))
 
     def _run(self) -> None:
+        assert self._queue is not None  # made before the thread starts
         while True:
             item = self._queue.get()
             if item is None:
@@ -328,7 +342,7 @@ class BatchesWriter:
                     self._queued -= n
                 self._free.release()
 
-    def _write(self, pending: list[tuple[np.ndarray, tuple]], n: int) -> None:
+    def _write(self, pending: list[tuple[np.ndarray, tuple[Any, ...]]], n: int) -> None:
         schema = SCHEMAS["batches"]
         # the context columns go in as dictionaries, unless this pyarrow cannot then label the file's schema
         dictionaries = _KEY_VALUE_METADATA
@@ -338,7 +352,7 @@ class BatchesWriter:
                                             store_schema=not dictionaries, **_writer_options())
             if dictionaries:
                 self._writer.add_key_value_metadata({"kforensics.schema_version": str(SCHEMA_VERSION)})
-        runs: list[tuple[tuple, int]] = []
+        runs: list[tuple[tuple[Any, ...], int]] = []
         for data, consts in pending:
             if runs and runs[-1][0] == consts:
                 runs[-1] = (consts, runs[-1][1] + len(data))
@@ -385,6 +399,7 @@ class BatchesWriter:
                     self._flush()
             finally:
                 if self._thread is not None:
+                    assert self._queue is not None  # made with the thread
                     self._queue.put(None)
                     self._thread.join()
                     self._thread = None
@@ -418,22 +433,31 @@ class ScanParquet:
     table is never half-written under its final name.
     """
 
-    def __init__(self, out_dir: str | Path, context: dict | None = None):
+    def __init__(self, out_dir: str | Path, context: dict[str, Any] | None = None) -> None:
         self.out = Path(out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.context = context
         self.batches = BatchesWriter(str(self.out / ".batches.parquet.tmp"), context)
 
-    def finish(self, report: ScanReport, committed: Any = None) -> dict[str, str]:
+    def finish(self, report: ScanReport, committed: CommittedOffsets | None = None) -> dict[str, str]:
         """Write the report's tables and ``committed_offsets`` (from ``committed``, a ``CommittedOffsets``)."""
         self.batches.close()
         os.replace(self.out / ".batches.parquet.tmp", self.out / "batches.parquet")
         written = {"batches": str(self.out / "batches.parquet")}
-        tables = {name: (lambda make=make: make(report, self.context)) for name, make in REPORT_TABLES.items()}
-        tables["committed_offsets"] = lambda: committed_offsets_table(committed, report, self.context)
+        def later(make: Callable[[ScanReport, dict[str, Any] | None], pa.Table]) -> Callable[[], pa.Table]:
+            return lambda: make(report, self.context)
+
+        tables = {name: later(make) for name, make in REPORT_TABLES.items()}
         for name, make in tables.items():
             tmp = self.out / f".{name}.parquet.tmp"
             write_table(make(), str(tmp))
             os.replace(tmp, self.out / f"{name}.parquet")
             written[name] = str(self.out / f"{name}.parquet")
+        # committed offsets a slice at a time: a million groups must not become one table in memory
+        from .committed_offsets_file import write_committed_offsets
+
+        tmp = self.out / ".committed_offsets.parquet.tmp"
+        write_committed_offsets(committed, str(tmp), context_of(report, self.context))
+        os.replace(tmp, self.out / "committed_offsets.parquet")
+        written["committed_offsets"] = str(self.out / "committed_offsets.parquet")
         return written

@@ -7,6 +7,8 @@ Column reference: ``docs/tables.md`` (generated from these schemas).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 
 from ..log.batch_table import BATCH_COLUMNS
@@ -132,7 +134,7 @@ DESCRIPTIONS = {
 _INT_RANGES = {pa.int8(): 2**7, pa.int32(): 2**31, pa.int64(): 2**63}
 
 
-def fit(value, typ: pa.DataType):
+def fit(value: Any, typ: pa.DataType) -> Any:
     """``value`` made to fit a column of type ``typ``: out-of-range integers become null, strings that are
     not valid UTF-8 (undecodable file names) are escaped.  Evidence can hold anything; a table never fails."""
     if value is None:
@@ -161,14 +163,14 @@ def _surrogates(text: str) -> bool:
         return True
 
 
-def fit_rows(name: str, rows: list[dict]) -> list[dict]:
+def fit_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` as the table ``name`` holds them: every column of its schema, each value made to fit (what
     :func:`table` of them gives back row by row, without building a table)."""
     fields = [(f.name, f.type) for f in SCHEMAS[name]]
     return [{k: fit(r.get(k), t) for k, t in fields} for r in rows]
 
 
-def table(name: str, rows: list[dict], fitted: bool = False) -> pa.Table:
+def table(name: str, rows: list[dict[str, Any]], fitted: bool = False) -> pa.Table:
     """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column
     (``fitted``: the rows come from :func:`fit_rows`, as they are)."""
     schema = SCHEMAS[name]
