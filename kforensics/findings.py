@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import ExitCode, KforensicsError
 from .catalogue import CATALOGUE
+from .errors import ExitCode, KforensicsError
 from .severity import Severity
 
 __all__ = ["Severity", "Finding", "finding", "DecodeError", "FindingLog", "worst"]
@@ -48,7 +48,7 @@ class Finding:
         return replace(self, file=file if file is not None else self.file, position=pos)
 
 
-def finding(code: str, message: str, *, severity: Severity | None = None, file: Any = None,
+def finding(code: str, message: str, *, severity: Severity | None = None, file: object = None,
             position: int | None = None, line: int | None = None, **facts: Any) -> Finding:
     """A :class:`Finding` whose severity defaults to the catalogue's for ``code``.
 

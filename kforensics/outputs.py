@@ -17,10 +17,8 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable
-from typing import Any
 
 from . import errors
-
 
 # an output location that would write into, onto or above evidence (a usage error: exit 2)
 OutputRefused = errors.OutputRefused
@@ -30,7 +28,7 @@ OutputRefused = errors.OutputRefused
 _SAME_STORE = {"s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs", "wasbs": "wasb"}
 
 
-def _norm(location: Any) -> tuple[str, str, str]:
+def _norm(location: object) -> tuple[str, str, str]:
     """(scheme, authority, normalised path) of a local path, a URI, or an archive/remote path object.
 
     A local path has the scheme ``""`` and its real path (symlinks and ``..`` resolved, relative to the
@@ -49,7 +47,7 @@ def _norm(location: Any) -> tuple[str, str, str]:
     return "", "", os.path.realpath(text)
 
 
-def relation(output: Any, evidence: Any) -> str | None:
+def relation(output: object, evidence: object) -> str | None:
     """How an output location relates to an evidence location: "equal", "inside", "above" or None."""
     (so, ho, po), (se, he, pe) = _norm(output), _norm(evidence)
     if so != se or (ho and he and ho != he):
@@ -64,7 +62,7 @@ def relation(output: Any, evidence: Any) -> str | None:
     return None
 
 
-def refuse_output_in_evidence(output: Any, inputs: Iterable[Any]) -> None:
+def refuse_output_in_evidence(output: object, inputs: Iterable[object]) -> None:
     """Raise :class:`OutputRefused` when ``output`` is an input, inside one, or above one."""
     for ev in inputs:
         rel = relation(output, ev)

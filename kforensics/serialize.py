@@ -48,7 +48,8 @@ def to_jsonable(obj: Any) -> Any:
         to_json = getattr(obj, "__json__", None)
         if to_json is not None:
             return to_jsonable(to_json())
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")}
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if not f.name.startswith("_")}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
