@@ -197,7 +197,8 @@ _("SNAPSHOT_COUNT_MISMATCH", MEDIUM, "a producer-state snapshot whose entry coun
 _("SNAPSHOT_BEYOND_LEO", MEDIUM, "a producer-state snapshot taken beyond the log end offset", "deleted at load")
 _("SNAPSHOT_ENTRY_BEYOND_LOG", MEDIUM, "producer entries naming offsets at or beyond the log end",
   "the snapshot is stale; producer state is rebuilt from the log")
-_("FILE_TOO_LARGE", MEDIUM, "a file far larger than its kind can be; not read", "Kafka would try to read it")
+_("FILE_TOO_LARGE", MEDIUM, "a file larger than kforensics reads of its kind: not read, so what it holds is unknown",
+  "Kafka reads it whole (no such cap): nothing is concluded from the file")
 _("UNREADABLE_FILE", HIGH, "a file that cannot be read (permissions, I/O error)",
   "the log dir goes offline (KafkaStorageException)")
 _("UNREADABLE_DIR", HIGH, "a directory that cannot be listed", "the log dir goes offline")
@@ -393,6 +394,12 @@ _("LOG_MATCHING_VIOLATED", CRITICAL, "after replay a follower's log is not a pre
   "a permanent fork: consumers see different records at the same offsets")
 _("COMMITTED_DATA_LOST", CRITICAL, "batches below the committed bound were truncated and not fetched back",
   "committed records are gone from every replica")
+_("LEADER_EPOCH_OVERFLOW", HIGH, "the next leader epoch would not fit Kafka's int32 (an epoch of 2147483647 on disk)",
+  "the controller's leaderEpoch + 1 overflows: no valid epoch follows, so the election's epoch is unknown")
+_("PARTITION_NOT_REPLAYED", INFO, "a partition replay leaves out, and why (the KRaft metadata log: Raft, not ISR)",
+  "-", healthy=True)
+_("METADATA_COPIES_DIFFER", MEDIUM, "one node's copy of the metadata log holds records another node's lacks",
+  "Raft truncates a voter's uncommitted tail to the leader's log; kforensics timeline compares the copies")
 
 # ----------------------------------------------------------------------------- verdicts
 _ = _area("replay verdicts", "verdict")
@@ -417,6 +424,8 @@ _("LOG_LOAD_FAILS", CRITICAL, "this broker cannot load the partition's log at st
   "the broker does not start until the damage or the marker is removed")
 _("UNCLEAN_ELECTION", HIGH, "this replica was elected leader outside the last ISR (the controller's record shows it)",
   "records only the former ISR held are lost")
+_("NOT_JUDGED", HIGH, "this replica's evidence could not be read (a segment or its directory), so what the "
+  "replay does to it is unknown", "-: kforensics could not read what Kafka would load")
 
 
 def _index(kind: str) -> dict[str, CodeInfo]:

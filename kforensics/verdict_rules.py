@@ -13,7 +13,8 @@ for the commands:
 * :data:`FAILS_REPLAY` / :data:`FAILING_FINDINGS` — what makes ``replay``
   (and the Spark job's replay) exit 1;
 * :data:`ORDER` — from harmless to worst (a replica's worst verdict decides
-  how it is shown).
+  how it is shown).  ``NOT_JUDGED`` (evidence that could not be read) ranks
+  above every verdict that is only a risk and below the certain losses.
 
 A test fails when a second module defines a set of these codes.
 """
@@ -35,7 +36,10 @@ IMPACT: tuple[str, ...] = LOSS + ELECTION
 #: election lost data, or a replica cannot come back
 FAILS_REPLAY: frozenset[str] = frozenset({
     "LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-    "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS"})
+    "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS",
+    # a replica whose evidence could not be read: exit 0 would tell the operator every replica is fine, and
+    # exit 2 would throw away the partitions that were judged; 1 says "look at the verdicts"
+    "NOT_JUDGED"})
 #: findings of the consumer and transaction impact that make ``replay`` exit 1: a group was delivered records that
 #: no longer exist, will reset or skip records; a transaction's outcome is lost, or nobody will end it.  (A group
 #: whose consumer detects the truncation, GROUP_TRUNCATION_DETECTED, re-reads: its lost records are
@@ -45,8 +49,8 @@ FAILING_FINDINGS: frozenset[str] = frozenset({
     "TXN_HANGING", "TXN_COORDINATOR_DISAGREES"})
 #: verdicts from harmless to worst
 ORDER: tuple[str, ...] = ("OK", "NO_EPOCHS", "DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "FORK", "LOSS_COMMITTED",
-                          "LOG_LOAD_FAILS")
+                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "NOT_JUDGED", "FORK",
+                          "LOSS_COMMITTED", "LOG_LOAD_FAILS")
 
 
 class _Verdict(Protocol):

@@ -121,6 +121,11 @@ def choose_leader(replicas: list[Replica], loaded: dict[int, Restarted] | None =
     return max(candidates, key=key).broker_id
 
 
+#: the largest leader epoch Kafka can hold: ``leaderEpoch`` is an int32 everywhere (LeaderAndIsr, PartitionRecord,
+#: the batch header's partitionLeaderEpoch, LeaderEpochCheckpointFile's Integer.parseInt)
+MAX_LEADER_EPOCH = 2**31 - 1
+
+
 def synthetic_batch(broker: int, offset: int, epoch: int, records: int = 1, size: int = 100) -> list[int]:
     """A batch appended during replay (scenario events): identity derived from who wrote what where."""
     crc = zlib.crc32(f"{broker}:{offset}:{epoch}".encode())
@@ -130,7 +135,8 @@ def synthetic_batch(broker: int, offset: int, epoch: int, records: int = 1, size
 def default_events(replicas: list[Replica], leader: int, epoch: int | None = None) -> list[dict[str, Any]]:
     """The leader is elected (in a new epoch unless given) and every other replica follows it."""
     if epoch is None:
-        epoch = max((r.latest_epoch for r in replicas if r.latest_epoch is not None), default=-1) + 1
+        top = max((r.latest_epoch for r in replicas if r.latest_epoch is not None), default=-1)
+        epoch = top + 1 if top < MAX_LEADER_EPOCH else None  # None: no epoch follows Kafka's largest
     events: list[dict[str, Any]] = [{"op": "elect", "leader": leader, "epoch": epoch}]
     for r in sorted(replicas, key=lambda r: r.broker_id):
         if r.broker_id != leader:
@@ -141,7 +147,7 @@ def default_events(replicas: list[Replica], leader: int, epoch: int | None = Non
 @dataclass
 class _Election:
     leader: int
-    epoch: int
+    epoch: int | None  # None: past Kafka's largest epoch
     leo: int
     unclean: bool
     evidence: str | None
@@ -190,7 +196,8 @@ def replay_partition(
     if current is None:
         current = leader
     outcomes[current].role = "leader"
-    findings = _judge_replicas(states, outcomes, by_id, loaded, offline, current, bound, mode, run.elections)
+    findings = run.findings + _judge_replicas(states, outcomes, by_id, loaded, offline, current, bound, mode,
+                                              run.elections)
     return PartitionReplay(
         topic, partition, mode, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
@@ -208,6 +215,7 @@ class _EventRun:
         self.epoch: int | None = None  # its epoch
         self.pending: dict[int, Decision] = {}  # each follower's last truncation, which fetches continue
         self.elections: list[_Election] = []
+        self.findings: list[Finding] = []
 
     def apply(self, ev: dict[str, Any]) -> None:
         """Apply one event; an event naming an offline broker, or a follower before any leader, does nothing."""
@@ -215,6 +223,8 @@ class _EventRun:
         if op == "elect":
             self.current, self.epoch = _elect(ev, self.states, self.by_id, self.offline, self.outcomes, self.leader,
                                               self.mode, self.elections)
+            if self.epoch is None and not any(f.code == "LEADER_EPOCH_OVERFLOW" for f in self.findings):
+                self.findings.append(_overflow(self.states))
         elif op in ("truncate", "follow", "fetch"):
             self._follow(op, ev["broker"])
         elif op == "append":
@@ -270,7 +280,7 @@ def _judge_replicas(states: dict[int, ReplicaState], outcomes: dict[int, Replica
 
 def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],
            outcomes: dict[int, ReplicaOutcome], fallback: int, mode: KafkaVersion, elections: list[_Election]
-           ) -> tuple[int, int]:
+           ) -> tuple[int, int | None]:
     chosen = ev["leader"]
     if chosen in offline or chosen not in states:
         outcomes[fallback].notes.append(f"broker {chosen} cannot load its log, so it cannot be elected: the "
@@ -278,14 +288,37 @@ def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica],
         chosen = fallback
     epoch = ev.get("epoch")
     if epoch is None:
-        epoch = max((s.cache.latest_epoch if s.cache.latest_epoch is not None else -1) for s in states.values()) + 1
+        epoch = _next_epoch(states)
     st = states[chosen]
-    if mode.leader_assigns_on_election and epoch >= 0 and st.leo >= 0:
+    if mode.leader_assigns_on_election and epoch is not None and epoch >= 0 and st.leo >= 0:
         st.cache.assign(epoch, st.leo)  # KAFKA-7415: the new leader records its epoch at its LEO
-    outcomes[chosen].notes.append(f"elected leader in epoch {epoch} with LEO {st.leo}")
+    outcomes[chosen].notes.append(f"elected leader in {_epoch_text(epoch)} with LEO {st.leo}")
     lacks, sources = _lacked(st, by_id)
     elections.append(_Election(chosen, epoch, st.leo, bool(ev.get("unclean")), ev.get("evidence"), lacks, sources))
     return chosen, epoch
+
+
+def _next_epoch(states: dict[int, ReplicaState]) -> int | None:
+    """The epoch the controller gives the next leader, one above every epoch the replicas cached; None when any
+    replica, as found or loaded, holds Kafka's largest epoch (the controller's ``leaderEpoch + 1`` would overflow
+    its int32: the epoch is unknown)."""
+    if any(s.replica.latest_epoch == MAX_LEADER_EPOCH for s in states.values()):
+        return None
+    top = max((s.cache.latest_epoch if s.cache.latest_epoch is not None else -1) for s in states.values())
+    return top + 1 if top < MAX_LEADER_EPOCH else None
+
+
+def _epoch_text(epoch: int | None) -> str:
+    return f"epoch {epoch}" if epoch is not None else f"an unknown epoch (past {MAX_LEADER_EPOCH}, Kafka's largest)"
+
+
+def _overflow(states: dict[int, ReplicaState]) -> Finding:
+    holders = sorted(b for b, s in states.items()
+                     if MAX_LEADER_EPOCH in (s.cache.latest_epoch, s.replica.latest_epoch))
+    return finding("LEADER_EPOCH_OVERFLOW", f"broker(s) {', '.join(map(str, holders))} cache leader epoch "
+                   f"{MAX_LEADER_EPOCH}, the largest Kafka's int32 holds: the next election's epoch (one above) "
+                   "cannot exist, so the replay elects in an unknown epoch; such an epoch on disk is damage, not "
+                   "a history a controller wrote", brokers=holders, epoch=MAX_LEADER_EPOCH)
 
 
 def _lacked(leader: ReplicaState, by_id: dict[int, Replica]) -> tuple[BatchLog, list[int]]:
@@ -382,7 +415,7 @@ def _election_verdicts(elections: list[_Election], own_hw: int) -> list[Verdict]
                    "itself (unflushed or cut at restart)" if own_hw > e.leo else
                    "they never reached it")
             out.append(verdict_over("LEADER_LACKS_COMMITTED", e.lacks, cause="election",
-                                    detail=f"elected in epoch {e.epoch} with log end {e.leo}, without records "
+                                    detail=f"elected in {_epoch_text(e.epoch)} with log end {e.leo}, without records "
                                            f"below the high watermark of broker(s) {who}; {why}", **facts))
     return out
 
