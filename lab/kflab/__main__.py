@@ -62,8 +62,12 @@ def _recompare(args) -> int:
     for d in args.run_dirs:
         d = Path(d)
         r = json.loads((d / "result.json").read_text())
-        flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
-        r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag)
+        if args.reuse and "predictions" not in r or "outcome" not in r:
+            print(f"{d.name}: skipped ({r.get('status')}: nothing to compare)")
+            continue
+        if not args.reuse:
+            flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
+            r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag)
         r["comparison"] = compare(d, r)
         r["status"] = "compared"
         write_run(d, r)
@@ -104,6 +108,7 @@ def main(argv=None) -> int:
     c.add_argument("--out", default=str(DEFAULT_OUT / "campaign"))
     rc = sub.add_parser("recompare")
     rc.add_argument("run_dirs", nargs="+")
+    rc.add_argument("--reuse", action="store_true", help="keep the predictions, only compare again")
     rc.add_argument("--same-flag", action="store_true",
                     help="model the Kafka version the run was predicted with (default: the run's own version)")
     sm = sub.add_parser("summary")

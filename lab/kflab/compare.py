@@ -101,7 +101,10 @@ def partition_checks(p: dict, outcome: dict, before: dict, after: dict) -> list[
         union_pred |= _ids(pred)
         out.append(_check("truncation_point", topic, part, b, first_change(own, pred), first_change(own, obs)))
         out.append(_check("lost_ids_replica", topic, part, b, _ids(own) - _ids(pred), _ids(own) - _ids(obs)))
-        obs_forks = {o for o, v in own.items() if o in obs and obs[o] != v and _is_id(v)}
+        # a fork as kforensics means it: after the restart the replica holds other records than Kafka's
+        # leader at the same offsets (records replaced by truncation and refetch are not forks)
+        kafka_leader = after.get((st or {}).get("leader"), {}).get(key, {}).get("records", {})
+        obs_forks = {o for o, v in obs.items() if o in kafka_leader and kafka_leader[o] != v and _is_id(v)}
         out.append(_check("fork_offsets", topic, part, b, _fork_offsets(rp), obs_forks))
     out.append(_check("lost_ids_all", topic, part, None, union_before - union_pred, union_before - union_after))
     return out
@@ -112,6 +115,7 @@ def recovery_checks(scans: dict, outcome: dict, before: dict) -> list[dict]:
     out = []
     rec = outcome.get("recovery") or {}
     for b, scan in scans.items():
+        b = int(b)  # keys are strings once a result went through JSON
         lines = rec.get(str(b), rec.get(b, {})) or {}
         for sp in (scan or {}).get("partitions", []):
             if sp.get("topic") not in TOPICS:

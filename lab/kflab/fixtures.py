@@ -8,6 +8,7 @@ Layout: ``before/<node>.tgz`` (the frozen evidence of each broker and the contro
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import tarfile
@@ -23,7 +24,8 @@ KEEP_OUTCOME = ("converged", "seconds_to_converge", "states", "epochs", "order",
 
 def _tar(src: Path, dst: Path, members: list[Path] | None = None) -> None:
     dst.parent.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(dst, "w:gz", compresslevel=9) as t:
+    # gzip header time 0: the same evidence gives the same bytes, so re-exporting does not churn git
+    with gzip.GzipFile(dst, "wb", compresslevel=9, mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as t:
         for m in members if members is not None else [src]:
             t.add(m, arcname=str(m.relative_to(src.parent)))
 
