@@ -383,6 +383,8 @@ _("GROUP_OFFSET_OUT_OF_RANGE", HIGH, "a group's committed offset beyond the new 
 _("GROUP_TRUNCATION_DETECTED", MEDIUM, "a group's committed offset carries a leader epoch whose end on the new "
   "leader is below it (KIP-320)", "the consumer (2.3+, broker 2.3+) seeks back to that end offset and re-reads "
   "from there (with auto.offset.reset=none: LogTruncationException)")
+_("GROUP_COMMIT_INVALID", MEDIUM, "a committed offset below 0: no position a consumer can fetch from",
+  "the consumer takes it for no committed offset and resets per auto.offset.reset, before the incident as after")
 _("GROUP_SKIPS_RECORDS", HIGH, "the new leader holds other records below a group's committed offset than those it "
   "consumed", "the group never receives them: its fetch position is beyond them, and nothing tells it")
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..findings import Finding, FindingLog
+from ..findings import Finding, FindingLog, finding
 from ..formats.group_coordinator import TOPIC, decode
 from ..transactions.internal_log import coordinator_copies, logged_records  # noqa: F401  (re-exported)
 
@@ -104,6 +104,15 @@ def _commit(rec, r, n: int, broker_id: int | None) -> CommittedOffset:
                            r.producer_id if r.transactional else -1, n, r.offset, r.file, r.position, broker_id)
 
 
+def _invalid_commit(co: CommittedOffset) -> Finding:
+    """A commit no consumer can fetch from: the coordinator stores it, and the consumer reads any offset below 0
+    as "no committed offset" (ConsumerCoordinator's OffsetFetch handler, 3.9.0) and resets."""
+    return finding("GROUP_COMMIT_INVALID", f"group {co.group!r} committed offset {co.offset} for {co.topic}-"
+                   f"{co.partition}: below 0, so its consumers find no committed offset and reset per "
+                   "auto.offset.reset, whatever happens to the partition", file=co.file, position=co.position,
+                   group=co.group, topic=co.topic, partition=co.partition, committed_offset=co.offset)
+
+
 def read_copy(pd: Any, broker_id: int | None = None, *,
               keep: Callable[[str, str, int], bool] | None = None) -> CopyOffsets:
     """One ``__consumer_offsets`` partition directory (a ``PartitionLog``), replayed as its coordinator loads it.
@@ -148,6 +157,8 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
         if rec.value is None:
             continue  # a value that does not decode: its finding is listed
         co = _commit(rec, r, pd.partition, broker_id)
+        if co.offset < 0:
+            log.add(_invalid_commit(co))
         if r.transactional and r.producer_id >= 0:
             pending.setdefault(r.producer_id, {})[key] = co
         else:

@@ -166,6 +166,8 @@ def partition_impact(p: Any, commits: list[CommittedOffset], *, validates: bool 
     lost = lost_ranges(p)
     out = []
     for c in sorted(commits, key=lambda c: c.group):
+        if c.offset < 0:
+            continue  # an invalid commit (GROUP_COMMIT_INVALID): the group resets before and after alike
         x = c.offset
         mine = [(lr, v) for lr, v in lost if lr.first_offset < x]
         if not mine and log_start <= x <= log_end:
