@@ -304,7 +304,7 @@ def _draw_rows(ax, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]], color
             b = max((run.end for run in r.log_before), default=a)
             ax.add_patch(Rectangle((a - 0.5, y - 0.35), b - a + 1, 0.7, facecolor="#eeeeee", edgecolor="#424242",
                                    hatch="xx", linewidth=0.8))
-        role = {"leader": "leader", "offline": "offline"}.get(r.role, "follower")
+        role = {"leader": "leader", "offline": "offline", "unknown": "not judged"}.get(r.role, "follower")
         d.labels.append((y, f"broker {r.broker_id} ({role})\n{when.split(':')[0]}"))
         if i + 1 == len(rows) or rows[i + 1][0] is not r:  # the replica's last row
             d.bounds.append((d.ys[(r.broker_id, "as found")] - 0.45, y + 0.45))

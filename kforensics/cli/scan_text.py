@@ -62,6 +62,8 @@ def next_start(p: PartitionScan) -> str:
     r = p.recovery
     if r.note:
         return "deleted"
+    if getattr(r, "unknown", None):  # evidence not read: no answer on what was read alone
+        return f"unknown: {r.unknown}"
     cost = recovery_cost(r, high_watermark=p.high_watermark, log_start_offset=p.log_start_offset,
                          segments=p.segments)
     if cost is not None:
@@ -261,12 +263,17 @@ def answer_line(report: ScanReport, topics: set[str], findings: list[Finding]) -
         if cost is not None and cost.first_offset is not None:
             losing.append((p, cost))
     serious = [f for f in findings if f.severity >= LISTED_BY_DEFAULT]
+    unread = [p for p in shown if getattr(p.recovery, "unknown", None)]
+    unknown = f"; unknown for {plural(len(unread), 'partition')} not read ({_names(unread)})" if unread else ""
+    if unread and not losing:
+        return f"answer: unknown: {plural(len(unread), 'partition')} could not be read ({_names(unread)})"
     if losing:
         records = sum(c.records for _, c in losing)
         committed = sum(c.committed_records for _, c in losing)
         verb = "loses" if len(losing) == 1 else "lose"
         return (f"answer: {plural(len(losing), 'partition')} {verb} records at the next start "
-                f"({_names([p for p, _ in losing])}): {plural(records, 'readable record')}, {committed} committed")
+                f"({_names([p for p, _ in losing])}): {plural(records, 'readable record')}, {committed} committed"
+                f"{unknown}")
     if serious:
         worst = max(f.severity for f in serious)
         return (f"answer: nothing lost at the next start, but {plural(len(serious), 'finding')} at medium or above "

@@ -32,6 +32,7 @@ class PartitionLog:
     unknown: list[Any] = field(default_factory=list)
     not_regular: list[tuple[Any, str]] = field(default_factory=list)  # (path, what it is): never opened
     out_of_range: list[tuple[Any, FileKind]] = field(default_factory=list)  # names Kafka cannot parse: not read
+    unlisted: str | None = None  # why the directory could not be listed (its files are then unknown, not absent)
 
     @property
     def topic(self) -> str:
@@ -71,8 +72,11 @@ class PartitionLog:
 def open_partition(path: Any, name: PartitionName, unreadable: list) -> PartitionLog:
     """Classify every entry of a partition directory (only the listing is read)."""
     pd = PartitionLog(path, name)
+    before = len(unreadable)
     for entry in list_dir(path, unreadable):
         _place(pd, entry)
+    if len(unreadable) > before:
+        pd.unlisted = unreadable[-1][1]
     return pd
 
 

@@ -70,6 +70,9 @@ class RecoveryPlan:
     # (KAFKA-13773) the log dir goes offline; either way the replica takes no part
     epoch_checkpoint_unreadable: bool = False
     note: str | None = None
+    # evidence that could not be read (a segment, the partition dir's listing): what loading does is then unknown,
+    # and this says why; the rest of the plan covers only what was read
+    unknown: str | None = None
 
     @property
     def truncates(self) -> bool:

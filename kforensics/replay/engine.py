@@ -117,7 +117,8 @@ def choose_leader(replicas: list[Replica], loaded: dict[int, Restarted] | None =
             return latest, rs.log_end_offset if rs.log_end_offset is not None else r.log_start, -r.broker_id
         return r.latest_epoch if r.latest_epoch is not None else -1, r.log_end_offset, -r.broker_id
 
-    candidates = [r for r in replicas if loaded is None or not loaded[r.broker_id].load_fails] or replicas
+    out = set() if loaded is None else {b for b, rs in loaded.items() if rs.load_fails or rs.unjudged}
+    candidates = [r for r in replicas if r.broker_id not in out] or replicas
     return max(candidates, key=key).broker_id
 
 
@@ -168,7 +169,8 @@ def replay_partition(
     mode = kafka_version
     by_id = {r.broker_id: r for r in replicas}
     loaded = {r.broker_id: restart(r, mode) for r in replicas}
-    offline = {b for b, rs in loaded.items() if rs.load_fails}
+    # replicas that take no part: their broker cannot load the log, or their evidence could not be read
+    offline = {b for b, rs in loaded.items() if rs.load_fails or rs.unjudged}
     if leader is None:
         leader = next((e["leader"] for e in reversed(events or []) if e.get("op") == "elect"), None)
     if leader is None or leader in offline:
@@ -182,7 +184,7 @@ def replay_partition(
         for b, rs in loaded.items()
     }
     outcomes = {
-        r.broker_id: ReplicaOutcome(r.broker_id, "offline" if r.broker_id in offline else "follower",
+        r.broker_id: ReplicaOutcome(r.broker_id, _role(loaded[r.broker_id]) if r.broker_id in offline else "follower",
                                     r.log_end_offset, r.log_end_offset, r.high_watermark, [],
                                     None if r.broker_id in offline else states[r.broker_id].leo,
                                     notes=list(loaded[r.broker_id].notes))
@@ -202,6 +204,11 @@ def replay_partition(
         topic, partition, mode, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
     )
+
+
+def _role(rs: Restarted) -> str:
+    """A replica's role when it takes no part: ``offline`` (its log does not load) or ``unknown`` (not read)."""
+    return "unknown" if rs.unjudged else "offline"
 
 
 class _EventRun:
@@ -265,6 +272,9 @@ def _judge_replicas(states: dict[int, ReplicaState], outcomes: dict[int, Replica
         prefix = by_id[b].prefix
         out.log_before = epoch_runs(by_id[b].log, prefix)
         out.log_after = epoch_runs(st.log if b not in offline else by_id[b].log, prefix)
+        if loaded[b].unjudged:
+            out.verdicts = [Verdict("NOT_JUDGED", cause="evidence", detail=loaded[b].notes[0])]
+            continue
         if b in offline:
             out.verdicts = [Verdict("LOG_LOAD_FAILS", cause="restart", detail=loaded[b].notes[0])]
             continue
@@ -283,8 +293,8 @@ def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica],
            ) -> tuple[int, int | None]:
     chosen = ev["leader"]
     if chosen in offline or chosen not in states:
-        outcomes[fallback].notes.append(f"broker {chosen} cannot load its log, so it cannot be elected: the "
-                                        f"controller elects broker {fallback} instead")
+        outcomes[fallback].notes.append(f"broker {chosen} takes no part (its log does not load, or could not be "
+                                        f"read), so it cannot be elected: broker {fallback} is elected instead")
         chosen = fallback
     epoch = ev.get("epoch")
     if epoch is None:

@@ -41,6 +41,9 @@ class Restarted:
     # damage the restart keeps: a fetch or read that reaches this offset fails (None: every kept batch reads)
     read_fails_from: int | None = None
     notes: list[str] = field(default_factory=list)
+    # why this replica cannot be judged: its evidence could not be read, so neither its log nor what its broker
+    # loads is known (None: judged)
+    unjudged: str | None = None
 
     @property
     def log_end_offset(self) -> int | None:
@@ -175,6 +178,10 @@ def load_cache(r: Replica, kept: BatchLog, log_end: int, mode: KafkaVersion) -> 
 def restart(r: Replica, mode: KafkaVersion) -> Restarted:
     """The replica as its broker loads it at the next start."""
     plan = r.recovery
+    if plan is not None and plan.unknown:
+        # unread evidence is no empty log and no healthy one: the replica takes no part and is not judged
+        return Restarted(BatchLog.empty(), LeaderEpochCache(mode=mode), 0, BatchLog.empty(), unjudged=plan.unknown,
+                         notes=[f"not judged: {plan.unknown}; what this broker holds and loads is unknown"])
     if plan is not None and plan.load_fails:
         return Restarted(BatchLog.empty(), LeaderEpochCache(mode=mode), 0, BatchLog.empty(), load_fails=True,
                          notes=["the broker cannot load this log (the marker skips recovery and the active segment "

@@ -172,6 +172,8 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
 
     _partition_files(scan, pd, log)
     walk = _Walk(scan, log, ctx)
+    if pd.unlisted is not None:
+        scan.complete = False
     _walk_segments(scan, pd, walk, ctx, log, batch_sink, progress)
     _log_bounds(scan, pd, ctx, walk, log)
     log.extend(check_watermarks(path=path, log_start=scan.log_start_offset, log_end=scan.log_end_offset,
@@ -189,8 +191,21 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
     log.extend(check_recovery(scan.recovery, high_watermark=ctx.high_watermark,
                               epoch_checkpoint=str(cp.path) if cp is not None else None,
                               log_start_offset=scan.log_start_offset, segments=scan.segments))
+    scan.recovery.unknown = _unread(scan, pd)
     scan.findings = log.findings()
     return scan
+
+
+def _unread(scan: PartitionScan, pd: PartitionLog) -> str | None:
+    """Why what the next start does is unknown: evidence that was there but could not be read (None: all read)."""
+    if pd.unlisted is not None:
+        return f"the partition directory could not be listed ({pd.unlisted})"
+    unread = [s.path.rsplit("/", 1)[-1] for s in scan.segments if s.path and not s.readable]
+    if unread:
+        return f"{len(unread)} segment(s) could not be read ({', '.join(unread[:3])}{', …' if len(unread) > 3 else ''})"
+    if not scan.complete:
+        return "a segment .log could not be opened"
+    return None
 
 
 def _kafka_refuses(cp: Any) -> bool:
@@ -248,7 +263,8 @@ def _log_bounds(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, wa
     starts = [x for x in (ctx.log_start_offset, first_seg) if x is not None]
     firsts = [s.first_offset for s in scan.segments if s.first_offset is not None]
     scan.log_start_offset = max(starts) if starts else (firsts[0] if firsts else None)
-    if not any(s.path for s in scan.segments):
+    # a dir that could not be listed holds unknown files, not no segment: its UNREADABLE_DIR finding says so
+    if not any(s.path for s in scan.segments) and pd.unlisted is None:
         log.add(finding("NO_SEGMENTS", "partition directory holds no segment (retention removed the log; producer "
                                        "state may remain)", file=path, snapshots=sorted(pd.producer_snapshots)))
     if walk.magics & {0, 1}:

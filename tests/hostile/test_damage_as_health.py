@@ -53,3 +53,102 @@ def test_an_epoch_checkpoint_over_the_read_cap_is_not_read_and_nothing_is_conclu
     roles = {r.broker_id: r.role for r in part.replicas}
     assert roles[1] != "offline" and part.leader == 1
     assert not any(v.code == "LOG_LOAD_FAILS" for r in part.replicas for v in r.verdicts)
+
+
+# --------------------------------------------------------------------------- evidence that cannot be read
+#
+# Root reads every file whatever its mode, and the tests may run as root: the commands then run as an
+# unprivileged user (``setpriv``) in a child process, so ``open`` and ``scandir`` really fail with EACCES on the
+# copies the test makes unreadable (never the fixtures).
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+import stat  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.conftest import ROOT  # noqa: E402
+from tests.hostile.helpers import CLI  # noqa: E402
+
+NOBODY = 65534
+
+
+def _as_unprivileged(*args: str) -> subprocess.CompletedProcess:
+    """The command run by a user to whom mode 000 means what it says."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file permissions cannot make evidence unreadable")
+        prefix = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    return subprocess.run([*prefix, *CLI, *map(str, args)], capture_output=True, text=True, timeout=300, cwd="/",
+                          env={**os.environ, "HOME": "/tmp"})
+
+
+@pytest.fixture
+def shared_tmp():
+    """A temporary dir the unprivileged user can traverse (pytest's own is private to its user)."""
+    d = Path(tempfile.mkdtemp(prefix="kf-unreadable-"))
+    d.chmod(0o755)
+    yield d
+    for p in [d, *d.rglob("*")]:
+        if not p.is_symlink():
+            p.chmod(0o755 if p.is_dir() else 0o644)
+    shutil.rmtree(d)
+
+
+def _copy_scenario(name: str, dest: Path) -> Path:
+    shutil.copytree(ROOT / "fixtures" / "scenarios" / name, dest)
+    for p in [dest, *dest.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dest
+
+
+def _unreadable(p: Path) -> None:
+    p.chmod(0)
+    assert not stat.S_IMODE(p.stat().st_mode)
+
+
+def test_an_unreadable_segment_is_unknown_in_scan_and_not_judged_in_replay(shared_tmp):
+    sc = _copy_scenario("healthy-3-brokers", shared_tmp / "s")
+    seg = sc / "broker-2" / "orders-0" / "00000000000000000000.log"
+    _unreadable(seg)
+    r = _as_unprivileged("scan", sc / "broker-2", "--format", "json")
+    doc = json.loads(r.stdout)
+    assert [f["file"] for f in findings_of(doc, "UNREADABLE_FILE")] == [str(seg)]
+    (p,) = [p for p in doc["partitions"] if p["dir_name"] == "orders-0"]
+    assert p["complete"] is False and "could not be read" in p["recovery"]["unknown"]
+    text = _as_unprivileged("scan", sc / "broker-2").stdout
+    row = next(line for line in text.splitlines() if line.startswith("orders-0"))
+    assert "recovered, no loss" not in row and "unknown" in row
+    assert "nothing lost" not in text.splitlines()[0]
+    # replay: broker 2's replica is not judged (and not "OK"); replay exits 1, its answer does not say "every OK"
+    brokers = [sc / f"broker-{b}" for b in (1, 2, 3)]
+    rj = _as_unprivileged("replay", *brokers, "--format", "json")
+    assert rj.returncode == 1, rj.stderr
+    verdicts = {r["broker_id"]: [v["code"] for v in r["verdicts"]] for r in json.loads(rj.stdout)["partitions"][0]
+                ["replicas"]}
+    assert verdicts[2] == ["NOT_JUDGED"]
+    rt = _as_unprivileged("replay", *brokers)
+    assert "every replica OK" not in rt.stdout and "NOT_JUDGED" in rt.stdout
+
+
+def test_an_unreadable_partition_dir_is_not_a_log_retention_removed(shared_tmp):
+    sc = _copy_scenario("healthy-3-brokers", shared_tmp / "s")
+    d = sc / "broker-2" / "orders-0"
+    _unreadable(d)
+    r = _as_unprivileged("scan", sc / "broker-2", "--format", "json")
+    doc = json.loads(r.stdout)
+    assert not findings_of(doc, "NO_SEGMENTS"), "an unlisted dir is not an empty one"
+    assert [f["file"] for f in findings_of(doc, "UNREADABLE_DIR")] == [str(d)]
+    (p,) = [p for p in doc["partitions"] if p["dir_name"] == "orders-0"]
+    assert p["complete"] is False and "could not be listed" in p["recovery"]["unknown"]
+    brokers = [sc / f"broker-{b}" for b in (1, 2, 3)]
+    rj = _as_unprivileged("replay", *brokers, "--format", "json")
+    assert rj.returncode == 1, rj.stderr
+    (part,) = json.loads(rj.stdout)["partitions"]
+    verdicts = {r["broker_id"]: [v["code"] for v in r["verdicts"]] for r in part["replicas"]}
+    assert verdicts[2] == ["NOT_JUDGED"] and verdicts[1] != ["NOT_JUDGED"]
