@@ -400,8 +400,8 @@ _("LEADER_EPOCH_OVERFLOW", HIGH, "the next leader epoch would not fit Kafka's in
   "the controller's leaderEpoch + 1 overflows: no valid epoch follows, so the election's epoch is unknown")
 _("PARTITION_NOT_REPLAYED", INFO, "a partition replay leaves out, and why (the KRaft metadata log: Raft, not ISR)",
   "-", healthy=True)
-_("METADATA_COPIES_DIFFER", MEDIUM, "one node's copy of the metadata log holds records another node's lacks",
-  "Raft truncates a voter's uncommitted tail to the leader's log; kforensics timeline compares the copies")
+_("METADATA_COPIES_DIFFER", INFO, "one node's copy of the metadata log holds records another node's lacks",
+  "a lagging voter catches up; a voter's uncommitted tail is truncated to the leader's log (Raft)", healthy=True)
 
 # ----------------------------------------------------------------------------- verdicts
 _ = _area("replay verdicts", "verdict")

@@ -10,11 +10,11 @@ import numpy as np
 
 from ..epoch.versions import LATEST, KafkaVersion
 from ..log.batch_table import BatchTable
-from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
+from .not_replayed import LeftOut, left_out
 from .replica import COLUMNS, BatchLog, Replica
 from .summary import ReplicaSummary, SummaryBuilder
 from .verdicts import RecordDigest
@@ -74,6 +74,7 @@ class LoadedBrokers:
     reports: list[ScanReport] = field(default_factory=list)
     broker_ids: list[int] = field(default_factory=list)
     log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
+    left_out: list[LeftOut] = field(default_factory=list)  # partition dirs that are no replica to replay
 
 
 def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST) -> LoadedBrokers:
@@ -98,7 +99,9 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
             raise same_broker(broker_id, _dirs(out.log_dirs[out.broker_ids.index(broker_id)]), _dirs(resolved))
         out.broker_ids.append(broker_id)
         for p in report.partitions:
-            if p.suffix is not None or p.topic == METADATA_TOPIC:
+            skipped = left_out(broker_id, p)
+            if skipped is not None:
+                out.left_out.append(skipped)  # said in the report (PARTITION_NOT_REPLAYED), not dropped silently
                 continue
             groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
             out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))

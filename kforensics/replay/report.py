@@ -10,6 +10,7 @@ from ..errors import InputError, UsageError
 from ..findings import Finding
 from .engine import PartitionReplay
 from .group import lost_records, replay_group
+from .not_replayed import not_replayed_findings
 from .inputs import batch_digests, load_replicas
 
 
@@ -90,6 +91,7 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
                                               events=events, timeline=tl, what_if=what_if,
                                               digests=batch_digests if digests else None,
                                               summaries=loaded.summaries.get((t, p))))
+    report.findings += not_replayed_findings([o for o in loaded.left_out if topic is None or o.topic == topic])
     report.findings += archive_findings(loaded, metadata or [])
     return report
 
