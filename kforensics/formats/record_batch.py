@@ -39,7 +39,8 @@ from construct import (
 )
 
 from .layout import fixed_layout
-from .varint import VarInt, VarLong
+from .varint import VarInt as VarInt  # also importable from here
+from .varint import VarLong
 
 MAGIC = 2
 

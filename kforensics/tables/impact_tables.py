@@ -16,7 +16,10 @@ from ..consumers.impact import ConsumerImpact
 from ..consumers.read_committed import TransactionsAfterReplay
 from ..serialize import dumps
 from ..transactions.model import PartitionTransactions
-from .schemas import CONTEXT, DESCRIPTIONS, SCHEMAS, table  # noqa: F401  (re-exported)
+from .schemas import CONTEXT as CONTEXT  # re-exported
+from .schemas import DESCRIPTIONS as DESCRIPTIONS
+from .schemas import SCHEMAS as SCHEMAS
+from .schemas import table as table
 
 
 def _context(context: dict[str, Any] | None) -> dict[str, Any]:
