@@ -65,22 +65,30 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, over
       kforensics spark /snap/*.tgz --out /tmp/i42 --format json --fail-on medium
       kforensics spark /snap/*.tgz --out /tmp/i42 --tables verdicts,findings,summary
     """
-    from ..spark.inputs import parse_metadata, resolve_snapshots
-    from ..spark.job import JobOptions
+    from ..spark.inputs import locate, parse_metadata, resolve_snapshots
+    from ..spark.output import check_output
     from ..spark.report import exit_code, render_text
+    from ..spark.schemas import parse_tables
     from ..spark.session import check_master, under_spark_submit
 
     if master is None and not under_spark_submit():
         master = "local[*]"
     conf = _conf(confs)
-    # every refusal (a KforensicsError) goes up to the command line's one mapping of errors to exit codes
-    options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=parse_metadata(metadata),
-                         manifest=manifest, tables=tables)
+    # every refusal (a KforensicsError) goes up to the command line's one mapping of errors to exit codes; all of
+    # them come before the job's own modules are imported, and before a JVM starts
+    tables = parse_tables(tables)
     snaps = resolve_snapshots(list(snapshots), manifest)
     if not snaps:
         raise click.UsageError("no snapshots (paths, globs or --manifest)")
+    meta = parse_metadata(metadata)
+    check_output(out, snaps, overwrite, meta, manifest)
+    located = locate(snaps)
     check_master(master)
-    summary = _run(master, conf, snaps, out, options)
+    from ..spark.job import JobOptions
+
+    options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
+                         tables=tables)
+    summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document
 

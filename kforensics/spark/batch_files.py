@@ -11,9 +11,9 @@ which the replay stage reads its window from.
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..tables.scan_tables import ROW_GROUP, BatchesWriter
+from .files import FileSystem
 from .window import INLINE_ROWS
 
 #: rows held across a task's per-topic writers before they all write what they hold (memory stays bounded
@@ -25,7 +25,7 @@ class TaskBatches:
     """A scan task's writers of small dirs' batch rows: one file per batches directory (cluster and topic),
     named after the task."""
 
-    def __init__(self, part: str, filesystem: Any = None, budget: int = TASK_BUDGET):
+    def __init__(self, part: str, filesystem: FileSystem = None, budget: int = TASK_BUDGET):
         self.part = part
         self.filesystem = filesystem
         self.budget = budget
@@ -63,7 +63,7 @@ class TaskBatches:
 class DirBatches:
     """The batch sink of one partition dir in a scan task: its rows held while few, else streamed to ``path``."""
 
-    def __init__(self, task: TaskBatches, batch_dir: str, path: str, context: dict, filesystem: Any = None,
+    def __init__(self, task: TaskBatches, batch_dir: str, path: str, context: dict, filesystem: FileSystem = None,
                  limit: int = INLINE_ROWS):
         self.task, self.batch_dir, self.path, self.context = task, batch_dir, path, context
         self.filesystem = filesystem

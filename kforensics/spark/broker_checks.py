@@ -27,7 +27,7 @@ from ..log.sources import split_uri
 from ..scan.broker import check_against_timeline, finding_key, name_truncated_topics
 from ..scan.model import BrokerIdentity
 from ..tables.schemas import fit
-from . import files
+from . import files, table_files
 from .files import FileSystem
 from .names import from_hex, present, safe
 from .plan import Plan
@@ -145,7 +145,7 @@ def broker_checks(plan_: Plan, staging: str, filesystem: FileSystem = None, stat
     for sid in sorted(s for s, info in plan_.snapshots.items() if info.get("checks")):
         rows, new, seen = _check_snapshot(plan_, sid, checked.get(sid, []))
         context = plan_.contexts[sid]
-        files.write_findings(new, staging_path, f"c-{safe(sid)}", context, filesystem)
+        table_files.write_findings(new, staging_path, f"c-{safe(sid)}", context, filesystem)
         if sid in plan_.snapshot_metadata:
             out.reported.setdefault(context["cluster"], set()).update(seen)
         part_of = {fit(from_hex(json.loads(t.raw)[1]), pa.string()): t.part
@@ -172,5 +172,5 @@ def place_pending(staging: str, renamed: dict[str, str], filesystem: FileSystem 
             if part in renamed:
                 i = t.schema.get_field_index("topic")
                 t = t.set_column(i, t.schema.field(i), pa.array([renamed[part]] * len(t), pa.string()))
-            files.write(name, t, staging, part, filesystem)
+            table_files.write(name, t, staging, part, filesystem)
     files.rmtree(filesystem, f"{staging.rstrip('/')}/{PENDING}")

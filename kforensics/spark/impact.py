@@ -23,7 +23,7 @@ from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..log.file_kinds import parse_partition_dir_name
 from ..tables.impact_tables import committed_offsets_table
 from ..transactions.coordinator import CoordinatorView
-from . import files
+from . import table_files
 from .files import FileSystem
 from .names import from_hex, snapshot_part, to_hex
 from .plan import Plan
@@ -87,7 +87,7 @@ def committed_offsets(plan_: Plan, statuses: list[dict], staging: str, filesyste
         by_snapshot.setdefault(c["snapshot_id"], []).append(c["payload"])
     for sid, payloads in sorted(by_snapshot.items()):
         merged = merge_copies(pickle.loads(p) for p in payloads)
-        files.write("committed_offsets", committed_offsets_table(merged, plan_.contexts[sid]), staging,
+        table_files.write("committed_offsets", committed_offsets_table(merged, plan_.contexts[sid]), staging,
                     snapshot_part(sid), filesystem)
     by_cluster: dict[str | None, list[bytes]] = {}
     for c in sorted(_latest_per_broker(copies), key=_by_partition_then_broker):

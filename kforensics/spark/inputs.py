@@ -9,8 +9,13 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
+from ..scan.model import BrokerIdentity
+
+if TYPE_CHECKING:
+    from .plan import EvidencePath
 
 
 @dataclass(frozen=True)
@@ -99,3 +104,70 @@ def parse_metadata(specs: list[str]) -> list[str | tuple[str, str]]:
         m = re.fullmatch(r"([A-Za-z0-9_.-]+)=(.+)", spec)
         out.append(spec if m is None or os.path.exists(spec) else (m.group(1), m.group(2)))
     return out
+
+
+@dataclass
+class Located:
+    """A snapshot found to be one broker's log dirs."""
+
+    snapshot: Snapshot
+    root: EvidencePath
+    log_dirs: list[EvidencePath]
+    identity: BrokerIdentity
+
+    @property
+    def broker_id(self) -> int | None:
+        return self.snapshot.broker_id if self.snapshot.broker_id is not None else self.identity.node_id
+
+    @property
+    def cluster(self) -> str | None:
+        return self.snapshot.cluster or self.identity.cluster_id
+
+
+def locate(snapshots: list[Snapshot]) -> list[Located]:
+    """Each snapshot's log dirs, refused as ``scan`` and ``replay`` refuse their inputs
+    (:class:`~kforensics.errors.InputError`; nothing is read but listings and meta.properties).  An I/O error
+    (``OSError``) goes through, as it does from ``scan``: exit 2."""
+    out = [_locate(s) for s in snapshots]
+    _refuse_one_broker_twice(out)
+    return out
+
+
+def _locate(snap: Snapshot) -> Located:
+    # imported here: reading a manifest needs none of the log layer
+    from ..log.sources import resolve, split_uri
+    from ..scan.broker import broker_identity, resolve_log_dirs
+
+    spec = snap.spec
+    if split_uri(spec)[0] is None and not os.path.lexists(spec):
+        raise InputError(f"Path {spec!r} does not exist.")  # as click says it for scan's and replay's paths
+    root = resolve(spec)
+    try:
+        dirs = resolve_log_dirs([root])  # scan's and replay's check: no log dir, or several brokers' log dirs
+    except InputError as e:
+        # the sentence names the root as resolved ("x.tgz!/"); scan's names the path as the user gave it
+        text, named = str(e), str(root)
+        raise InputError(spec + text[len(named):] if text.startswith(named) else text) from None
+    return Located(snap, root, dirs, broker_identity(dirs))
+
+
+def _refuse_one_broker_twice(located: list[Located]) -> None:
+    """Two snapshots of one broker (cluster and broker id) taken at one time (or at no time said) are refused as
+    ``replay`` refuses two log dirs of one broker.  Snapshots of one broker at different ``snapshot_time``s are a
+    history: the latest is replayed."""
+    from ..replay.inputs import same_broker
+
+    seen: dict[tuple[str | None, int, str | None], Located] = {}
+    for loc in located:
+        if loc.broker_id is None:
+            continue  # no meta.properties and none given: a replica of its own
+        key = (loc.cluster, loc.broker_id, loc.snapshot.snapshot_time)
+        if key in seen:
+            raise same_broker(loc.broker_id, _dirs(seen[key]), _dirs(loc),
+                              remedy="give each snapshot its broker_id (and snapshot_time, for snapshots of one "
+                                     "broker at different times) in a --manifest")
+        seen[key] = loc
+
+
+def _dirs(loc: Located) -> str:
+    return ", ".join(str(getattr(d, "path", d)) for d in loc.log_dirs)  # as replay names a broker's log dirs

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING
 
 from ..epoch.versions import LATEST, KafkaVersion, parse_kafka_version
 from ..findings import Finding
-from ..kraft.timeline import Timeline
-from . import files
+from . import table_files
 from .broker_checks import broker_checks
 from .impact import committed_offsets, transaction_state_copies
 from .inputs import Snapshot
-from .plan import Located, MetadataInputs, Plan, build_timelines, check_output, locate, metadata_by_cluster, plan
-from .plan import write_timeline_findings
+from .inputs import Located, locate
+from .output import MetadataInputs, check_output
+from .plan import Plan, build_timelines, metadata_by_cluster, plan, write_timeline_findings
 from .publish import Staging, complete, publish, staged
 from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks
 from .scan_task import scan_tasks
@@ -49,6 +49,7 @@ from .session import session  # noqa: F401 - tests/conftest.py, the notebook and
 from .summary import Outcome, finding_counts, summarize, verdict_counts, verdict_summary
 
 if TYPE_CHECKING:
+    from ..kraft.timeline import Timeline
     from pyspark.sql import DataFrame, SparkSession
 
 
@@ -156,7 +157,7 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         commits = committed_offsets(d.plan, o.statuses, st.path, st.filesystem)
         o.timings["checks_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        files.write("brokers", files.table_of_rows("brokers", d.plan.brokers), st.path, "brokers", st.filesystem)
+        table_files.write("brokers", table_files.table_of_rows("brokers", d.plan.brokers), st.path, "brokers", st.filesystem)
         shared = Shared(options.kafka_version, d.timelines, {c: cc.commits for c, cc in commits.items()},
                         transaction_state_copies(d.plan), checks.reported,
                         {sid: str(info["spec"]) for sid, info in d.plan.snapshots.items()}, raw_names(d.plan),
@@ -168,24 +169,27 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
     return o
 
 
-def run(spark: SparkSession | Callable[[], SparkSession], snapshots: list[Snapshot], out: str,
+def run(spark: SparkSession | Callable[[], SparkSession], snapshots: list[Snapshot] | list[Located], out: str,
         options: JobOptions | None = None, /, **given: object) -> dict[str, object]:
     """Run the whole pipeline; returns a summary dict (counts per cluster, findings by severity, verdicts by
     code, failed tasks and groups: see :func:`kforensics.spark.summary.summarize`).
 
-    ``options`` (or its fields as keywords): :class:`JobOptions`.  ``spark``: a SparkSession, or a callable that
-    starts one (called once the output and the inputs are checked and the snapshots planned, so that nothing
+    ``snapshots``: as given, or already :func:`~kforensics.spark.inputs.locate`-d (a front end that refused what
+    it must first).  ``options`` (or its fields as keywords): :class:`JobOptions`.  ``spark``: a SparkSession, or
+    a callable that starts one (called once the output and the inputs are checked and the snapshots planned, so that nothing
     that can be refused starts a JVM).
     """
     options = options if options is not None else JobOptions(**given)
-    check_output(out, snapshots, options.overwrite, options.metadata, options.manifest)
-    located = locate(snapshots)
+    given_located = [s for s in snapshots if isinstance(s, Located)]
+    check_output(out, [s.snapshot for s in given_located] or snapshots, options.overwrite, options.metadata,
+                 options.manifest)
+    located = given_located if len(given_located) == len(snapshots) else locate(snapshots)
     with staged(out) as st:
         o = _stages(spark, located, options, st)
         t = time.perf_counter()
         summary_rows = verdict_summary(o.groups)
         if summary_rows:
-            files.write("summary", files.table_of_rows("summary", summary_rows), st.path, "summary", st.filesystem)
+            table_files.write("summary", table_files.table_of_rows("summary", summary_rows), st.path, "summary", st.filesystem)
         complete(st)
         o.findings = finding_counts(o.statuses, o.groups, st.path, st.filesystem)
         o.verdicts = verdict_counts(summary_rows)

@@ -1,152 +1,49 @@
-"""The driver's part before Spark starts: the output location, the inputs, and the plan of every snapshot.
+"""The driver's plan, before Spark starts: every snapshot's root files read, its partition dirs the scan tasks.
 
-Everything that can be refused is refused here, before a JVM starts, with
-the sentences ``scan`` and ``replay`` give: an output inside, onto or above
-the evidence; a snapshot that does not exist, holds no log dir, or holds the
-log dirs of several brokers (:func:`kforensics.scan.broker.resolve_log_dirs`,
-the check ``scan`` and ``replay`` make); two snapshots that are one broker
-(``replay``'s refusal); a ``--metadata`` input of no known cluster.  Then
-the driver reads each snapshot's listing and root files with
-:func:`kforensics.scan.broker.plan_log_dir`, as ``scan`` does, and its
-partition dirs become the scan tasks.
+Everything that can be refused is refused before a JVM starts, with the
+sentences ``scan`` and ``replay`` give: the output (:mod:`.output`), the
+snapshots (:func:`kforensics.spark.inputs.locate`: missing, no log dir, the
+log dirs of several brokers, one broker twice), and here a ``--metadata``
+input of no known cluster.  The driver reads each snapshot's listing and
+root files with :func:`kforensics.scan.broker.plan_log_dir`, as ``scan``
+does, and builds one KRaft timeline per cluster, as ``replay`` does.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
 
-from ..errors import InputError, OutputRefused
+from ..errors import InputError
 from ..findings import Finding, FindingLog, finding
-from ..kraft.timeline import Timeline
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..log.partition import PartitionLog
-from ..log.sources import ArrowPath, TarArchive, TarPath, resolve, split_uri
-from ..outputs import OutputRefused as OutputInEvidence, refuse_output_in_evidence
-from ..replay.inputs import same_broker
-from ..scan.broker import LogDirPlan, broker_identity, finding_key, plan_log_dir, resolve_log_dirs
+from ..log.sources import ArrowPath, TarArchive, TarPath
+from ..scan.broker import LogDirPlan, finding_key, plan_log_dir
 from ..scan.model import BrokerIdentity, ScanReport
 from ..tables.scan_tables import REPORT_TABLES
 from ..tables.schemas import fit
-from . import files
+from . import table_files
 from .files import Context, FileSystem, cluster_context
-from .inputs import Snapshot
+from .inputs import Located, Snapshot, locate
+from .output import MetadataInputs
 from .names import relative, snapshot_part, task_part, to_hex
-from .schemas import TABLES, TASK_COLUMNS
+from .schemas import TASK_COLUMNS
+
+if TYPE_CHECKING:
+    from ..kraft.timeline import Timeline
 
 #: where evidence is read from: a local path, an archive member, a file of a pyarrow filesystem
 EvidencePath = Path | TarPath | ArrowPath
-#: ``--metadata`` inputs: paths, ``(cluster, path)`` pairs, or paths by cluster
-MetadataInputs = list[str | tuple[str, str]] | dict[str | None, list[str]] | None
-
-
-class OutputExists(OutputRefused):
-    """An output that holds something already (refused without ``--overwrite``), or that is not a directory."""
 
 
 class MetadataInputError(InputError):
     """A ``--metadata`` input that does not exist or whose cluster is not known."""
-
-
-# ----------------------------------------------------------------------------- output location
-def evidence_inputs(snapshots: list[Snapshot], metadata: MetadataInputs = None, manifest: str | None = None
-                    ) -> list[str]:
-    """Every input location: the snapshots, the metadata logs and the manifest."""
-    extra = [p for ps in metadata.values() for p in ps] if isinstance(metadata, dict) else [
-        m[1] if isinstance(m, tuple) else m for m in (metadata or [])]
-    return [s.spec for s in snapshots] + [str(p) for p in extra] + ([manifest] if manifest else [])
-
-
-def check_output(out: str, snapshots: list[Snapshot], overwrite: bool, metadata: MetadataInputs = None,
-                 manifest: str | None = None) -> None:
-    """Refuse an output inside, onto or above any input (snapshots, metadata logs, the manifest), an existing one
-    without ``overwrite``, and one holding anything but the tables of an earlier run (``overwrite`` replaces
-    those tables only).
-
-    Call it before Spark starts: it reads nothing but the output's listing and creates nothing.
-    """
-    try:
-        refuse_output_in_evidence(out, evidence_inputs(snapshots, metadata, manifest))
-    except OutputInEvidence as e:
-        # the same sentence, as the error every front end maps to exit 2
-        raise OutputRefused(str(e)) from None
-    filesystem, out_path = split_uri(out)
-    if filesystem is None and os.path.lexists(out_path) and not os.path.isdir(out_path):
-        raise OutputExists(f"{out} exists and is not a directory")
-    existing = [n for n in files.listdir(filesystem, out_path) if not n.startswith(".")]
-    if existing and not overwrite:
-        raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
-    foreign = [n for n in existing if n not in TABLES]
-    if foreign:
-        raise OutputExists(f"{out} holds {', '.join(foreign[:5])}, which are not tables of a kforensics run; "
-                           "--overwrite replaces only those: choose a new or empty directory")
-
-
-# ----------------------------------------------------------------------------- inputs
-@dataclass
-class Located:
-    """A snapshot found to be one broker's log dirs."""
-
-    snapshot: Snapshot
-    root: EvidencePath
-    log_dirs: list[EvidencePath]
-    identity: BrokerIdentity
-
-    @property
-    def broker_id(self) -> int | None:
-        return self.snapshot.broker_id if self.snapshot.broker_id is not None else self.identity.node_id
-
-    @property
-    def cluster(self) -> str | None:
-        return self.snapshot.cluster or self.identity.cluster_id
-
-
-def locate(snapshots: list[Snapshot]) -> list[Located]:
-    """Each snapshot's log dirs, refused as ``scan`` and ``replay`` refuse their inputs
-    (:class:`~kforensics.errors.InputError`; nothing is read but listings and meta.properties).  An I/O error
-    (``OSError``) goes through, as it does from ``scan``: exit 2."""
-    out = [_locate(s) for s in snapshots]
-    _refuse_one_broker_twice(out)
-    return out
-
-
-def _locate(snap: Snapshot) -> Located:
-    spec = snap.spec
-    if split_uri(spec)[0] is None and not os.path.lexists(spec):
-        raise InputError(f"Path {spec!r} does not exist.")  # as click says it for scan's and replay's paths
-    root = resolve(spec)
-    try:
-        dirs = resolve_log_dirs([root])  # scan's and replay's check: no log dir, or several brokers' log dirs
-    except InputError as e:
-        # the sentence names the root as resolved ("x.tgz!/"); scan's names the path as the user gave it
-        text, named = str(e), str(root)
-        raise InputError(spec + text[len(named):] if text.startswith(named) else text) from None
-    return Located(snap, root, dirs, broker_identity(dirs))
-
-
-def _refuse_one_broker_twice(located: list[Located]) -> None:
-    """Two snapshots of one broker (cluster and broker id) taken at one time (or at no time said) are refused as
-    ``replay`` refuses two log dirs of one broker.  Snapshots of one broker at different ``snapshot_time``s are a
-    history: the latest is replayed."""
-    seen: dict[tuple[str | None, int, str | None], Located] = {}
-    for loc in located:
-        if loc.broker_id is None:
-            continue  # no meta.properties and none given: a replica of its own
-        key = (loc.cluster, loc.broker_id, loc.snapshot.snapshot_time)
-        if key in seen:
-            raise same_broker(loc.broker_id, _dirs(seen[key]), _dirs(loc),
-                              remedy="give each snapshot its broker_id (and snapshot_time, for snapshots of one "
-                                     "broker at different times) in a --manifest")
-        seen[key] = loc
-
-
-def _dirs(loc: Located) -> str:
-    return ", ".join(str(getattr(d, "path", d)) for d in loc.log_dirs)  # as replay names a broker's log dirs
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -217,7 +114,7 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
     out.findings[snap.snapshot_id] = report.findings
     out.reported[snap.snapshot_id] = {finding_key(f) for f in report.findings}
     for name, make in REPORT_TABLES.items():
-        files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
+        table_files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
     tasks, has_txn_state = _tasks(loc, plans, context, out)
     suffixed = any(pd_.name.suffix in ("delete", "stray") for p in plans for pd_, _ in p.partitions)
     out.snapshots[snap.snapshot_id] = {
@@ -324,7 +221,7 @@ def write_timeline_findings(findings: dict[str | None, list[Finding]], reported:
     segments read by the scan of a snapshot that holds them)."""
     for i, cluster in enumerate(sorted(findings, key=lambda c: (c is not None, str(c)))):
         seen = reported.get(cluster, set())
-        files.write_findings([f for f in findings[cluster] if finding_key(f) not in seen], staging, f"t-{i}",
+        table_files.write_findings([f for f in findings[cluster] if finding_key(f) not in seen], staging, f"t-{i}",
                              cluster_context(cluster), filesystem)
 
 

@@ -16,6 +16,8 @@ becomes a ``REPLAY_FAILED`` finding; the others go on.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import pickle
 import traceback
@@ -30,7 +32,6 @@ from ..consumers.committed_offsets import CommittedOffset
 from ..consumers.replay_impact import partition_replay_impact
 from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, finding
-from ..kraft.timeline import Timeline
 from ..log.partition import PartitionLog
 from ..log.sources import split_uri
 from ..replay.engine import PartitionReplay
@@ -43,7 +44,7 @@ from ..tables.replay_tables import (divergence_rows, divergence_table, findings_
                                     replica_rows, replicas_from_frames, verdict_rows, verdicts_table)
 from ..tables.schemas import fit
 from ..verdict_rules import affects_consumers
-from . import files
+from . import table_files
 from .files import Context, FileSystem, cluster_context
 from .impact import Copy, cluster_coordinator
 from .names import from_hex, group_part, optional_int, present, relative, spark_task_part
@@ -51,6 +52,9 @@ from .plan import Plan
 from .scan_task import open_dir, root_of
 from .schemas import GROUP_COLUMNS
 from .window import Sketch, group_replicas
+
+if TYPE_CHECKING:
+    from ..kraft.timeline import Timeline
 
 #: rows of replay output gathered before a task writes them
 FLUSH_ROWS = 200_000
@@ -271,7 +275,7 @@ class _Outputs:
             if ts:
                 tables[name] = pa.concat_tables(ts)
         for name, t in tables.items():
-            files.write(name, t, self.staging_path, part, self.filesystem)
+            table_files.write(name, t, self.staging_path, part, self.filesystem)
         self.rows = {k: [] for k in self.rows}
         self.findings = []
         self.tables = {k: [] for k in self.tables}

@@ -35,7 +35,7 @@ from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
 from ..tables.schemas import fit, table as table_of
 from ..scan.partition import CoordinatorSource
-from . import files
+from . import files, table_files
 from .batch_files import DirBatches, TaskBatches
 from .broker_checks import finding_keys
 from .files import Context, FileSystem
@@ -157,7 +157,7 @@ class Gathered:
             if rs:
                 self.tables.setdefault(name, []).append(table_of(name, rs, fitted=True))
         for name, ts in self.tables.items():
-            files.write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
+            table_files.write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
         self.rows, self.tables = {}, {}
 
 
@@ -186,7 +186,7 @@ class TaskOutput:
             self.gathered.add(rows)
         else:
             for name, rs in rows.items():
-                files.write(name, table_of(name, rs, fitted=True), self.staging_path, part, self.filesystem)
+                table_files.write(name, table_of(name, rs, fitted=True), self.staging_path, part, self.filesystem)
 
 
 def _context(t: TaskRow) -> Context:

@@ -6,17 +6,21 @@ the driver's own few findings files: no table is read back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import posixpath
 from dataclasses import dataclass, field
 
 import pyarrow.parquet as pq
 
-from ..kraft.timeline import Timeline
 from . import files
 from .files import FileSystem
 from .plan import Plan
 from .report import SEVERITIES
+
+if TYPE_CHECKING:
+    from ..kraft.timeline import Timeline
 
 #: part-name prefixes of the findings files the driver writes (the executors' counts travel in their status rows)
 DRIVER_PARTS = ("d-", "t-", "c-")

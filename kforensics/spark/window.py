@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,9 @@ import pyarrow as pa
 from ..replay.inputs import replay_columns
 from ..replay.replica import COLUMNS, BatchLog, Replica, elide
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
+from ..scan.model import PartitionScan
 from ..tables.schemas import fit
+from .files import FileSystem
 from ..tables.replay_tables import BATCH_COLUMNS, _segment_base, replica_of_row, replicas_from_frames
 
 #: replicas of at most this many batches travel whole with their summary (no file is read back for them)
@@ -47,10 +49,10 @@ class SketchSink:
     """A scan batch sink in front of another (the ``batches`` writer): feeds the replica's summary as the batches
     stream by, and keeps its last row (where its log ends)."""
 
-    def __init__(self, inner: Any = None, chunk_offsets: int = CHUNK_OFFSETS):
+    def __init__(self, inner: Callable[..., None] | None = None, chunk_offsets: int = CHUNK_OFFSETS):
         self.inner = inner
         self.builder = SummaryBuilder(chunk_offsets)
-        self._segs: list[Any] = []
+        self._segs: list[object] = []  # the segments' files, as the batches name them
         self._names: list[str] = []  # their names as the batches table has them
         self._position = -1  # of the last batch fed
         self.last: np.ndarray | None = None
@@ -106,7 +108,7 @@ class SketchSink:
         return replica_of_row(SimpleNamespace(**row), np.ascontiguousarray(rows), segments,
                               -1 if b is None else int(b))
 
-    def summary(self, scan: Any) -> ReplicaSummary:
+    def summary(self, scan: PartitionScan) -> ReplicaSummary:
         """The replica's summary (``scan``: its ``PartitionScan``: checkpoints and recovery plan), equal to the one
         ``kforensics replay`` computes for it."""
         log = BatchLog(self.last) if self.last is not None else BatchLog.empty()
@@ -136,7 +138,7 @@ def _empty_batches() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in BATCH_COLUMNS})
 
 
-def read_rows(path: str | None, filesystem: Any, floor: int | None = None, columns: list[str] | None = None,
+def read_rows(path: str | None, filesystem: FileSystem, floor: int | None = None, columns: list[str] | None = None,
               below: bool = False) -> pa.Table | None:
     """Rows of one replica's batches file: those with ``last_offset >= floor`` (``below``: ``< floor``); all
     with ``floor`` None.  None when the replica has no file (no batches)."""
@@ -202,7 +204,6 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
     replay column holds what a prefix needs only: the column is 0, ``crc_valid`` 1), in log order (segments by
     base offset, then position), as :func:`kforensics.tables.replay_tables.replicas_from_frames` orders them; and
     the segment names in that order.  Numpy on the needed columns: no pandas frame."""
-    import pyarrow.compute as pc
 
     tables = [t for t in tables if t is not None and len(t)]
     if not tables:
@@ -243,7 +244,7 @@ def replica_of_tables(tables: list[pa.Table], row: dict) -> Replica:
     return replica_of_row(SimpleNamespace(**row), cols, segments, -1 if b is None else int(b))
 
 
-def windowed_replica(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
+def windowed_replica(s: Sketch, floor: int, filesystem: FileSystem = None) -> Replica:
     """``elide(whole replica, floor)``, reading from the replica's batches file only the rows from ``floor`` on;
     the prefix comes from the summary, or, when it has none for this floor, from the prefix columns of the rows
     below (read as arrays)."""
@@ -258,7 +259,7 @@ def windowed_replica(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
     return _window_from_rows(s, floor, filesystem)
 
 
-def _window_from_summary(s: Sketch, floor: int, filesystem: Any = None) -> Replica | None:
+def _window_from_summary(s: Sketch, floor: int, filesystem: FileSystem = None) -> Replica | None:
     """The replica windowed at ``floor`` from the rows from ``floor`` on and the summary's prefix (None when the
     summary cannot give it, or the rows read are not the ones it was made from)."""
     below = s.summary.below(floor)
@@ -282,7 +283,7 @@ def _window_from_summary(s: Sketch, floor: int, filesystem: Any = None) -> Repli
     return r if prefix is None else replace(r, prefix=prefix)
 
 
-def _window_from_rows(s: Sketch, floor: int, filesystem: Any = None) -> Replica:
+def _window_from_rows(s: Sketch, floor: int, filesystem: FileSystem = None) -> Replica:
     """The replica windowed at ``floor`` from the rows from ``floor`` on and the prefix columns of those below."""
     window = read_rows(s.batches, filesystem, floor if floor > 0 else None, WINDOW_COLUMNS)
     if floor > 0:
@@ -317,7 +318,7 @@ def replica_order(rows: list[dict]) -> list[int]:
     return known + [i for i in ordered if rows[i].get("broker_id") is None]
 
 
-def group_replicas(sketches: list[Sketch], filesystem: Any = None):
+def group_replicas(sketches: list[Sketch], filesystem: FileSystem = None):
     """(replica rows, summaries, ``load(floor)``) of one group: ``load`` gives the replicas windowed at ``floor``,
     with the broker ids :func:`replicas_from_frames` gives them (rows without one: -1, -2, ... in order)."""
     order = replica_order([s.row for s in sketches])

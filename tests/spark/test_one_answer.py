@@ -111,8 +111,7 @@ def test_two_snapshots_of_one_broker_are_refused_as_replay_refuses_them(tmp_path
     assert want.startswith(clause) and said.startswith(clause), (want, said)
     manifest = tmp_path / "m.csv"
     manifest.write_text(f"path,snapshot_time\n{HEALTHY / 'broker-1'},2026-01-01\n{other},2026-01-02\n")
-    from kforensics.spark.plan import locate
-    from kforensics.spark.inputs import resolve_snapshots
+    from kforensics.spark.inputs import locate, resolve_snapshots
 
     assert len(locate(resolve_snapshots([], str(manifest)))) == 2
 

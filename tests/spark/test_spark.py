@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from tests.conftest import ORACLE, REALDATA, ROOT
 from kforensics.cli import main
 from kforensics.consumers.replay_impact import replay_impact
+from kforensics.epoch.versions import parse_kafka_version
 from kforensics.replay.report import replay_all
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.scenario import load_scenario
@@ -33,7 +34,8 @@ from kforensics.severity import Severity
 from kforensics.spark.inputs import Snapshot, parse_metadata, resolve_snapshots
 from kforensics.scan.broker import finding_key
 from kforensics.spark.job import run
-from kforensics.spark.plan import MetadataInputError, OutputExists, metadata_by_cluster
+from kforensics.spark.output import OutputExists
+from kforensics.spark.plan import MetadataInputError, metadata_by_cluster
 from kforensics.spark.schemas import TABLES
 from kforensics.spark.report import exit_code, render_text
 from kforensics.spark.tables import read, read_pandas
@@ -102,6 +104,7 @@ def reference(s: Path, mode: str, jbod: dict[str, dict[int, Path]]):
     consumer and transaction impact).  An impact scenario's partition is replayed with its events
     (``replay --scenario``), the other partitions (internal topics) from the disks alone."""
     sc = load_scenario(s)
+    mode = parse_kafka_version(mode)
     if s.name not in jbod:
         report = replay_all(sc.brokers, kafka_version=mode, metadata=sc.metadata)
         return report, replay_impact(report, report.log_dirs)

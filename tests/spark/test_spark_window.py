@@ -3,7 +3,6 @@ summaries equal ``kforensics replay``'s, and ``--tables`` / the hive layout of t
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import replace
@@ -272,7 +271,7 @@ def assert_same_replays(groups: dict[tuple, list[Sketch]], events=None, timeline
             assert [d.__dict__ for d in with_marks.divergence] == [d.__dict__ for d in without.divergence], mode
             if whole is not None:
                 reps = whole[(topic, partition)]
-                want = replay_group(topic, partition, reps, kafka_version=mode, events=events, timeline=timeline,
+                want = replay_group(topic, partition, reps, kafka_version=parse_kafka_version(mode), events=events, timeline=timeline,
                                     summaries=[summarize(r, 1 << 40) for r in reps])
                 assert outcome(with_marks) == outcome(want), mode
                 assert [d.__dict__ for d in with_marks.divergence] == [d.__dict__ for d in want.divergence], mode
@@ -367,8 +366,9 @@ def test_a_power_loss_that_cuts_nothing_is_replayed_from_the_last_range(recovery
             asked.append(offset)
             return load(floor_below(offset, 8))
 
-        got = replay_group(key[0], key[1], load(floor), kafka_version=mode, events=sc.events, reload=reload)
-        want = replay_group(key[0], key[1], reps, kafka_version=mode, events=sc.events,
+        got = replay_group(key[0], key[1], load(floor), kafka_version=parse_kafka_version(mode), events=sc.events,
+                           reload=reload)
+        want = replay_group(key[0], key[1], reps, kafka_version=parse_kafka_version(mode), events=sc.events,
                             summaries=[summarize(r, 1 << 40) for r in reps])
         assert asked == [] and outcome(got) == outcome(want), mode
     for i, sks in enumerate(per_broker):
