@@ -78,6 +78,10 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
                 decoder=decoders[0] if decoders else None)
     findings: list[Finding] = []
     out = sys.stdout
+    if any(classify_name(p).is_batches for p in files):
+        from ..log import kernels
+
+        kernels.check_cache_location(files)  # the compiled kernels' cache never in, on or above an input
     for path in files:
         kind = classify_name(path)
         if (kind.base_offset or 0) > MAX_OFFSET or (kind.epoch or 0) > MAX_EPOCH:

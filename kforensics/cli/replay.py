@@ -48,6 +48,7 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
       kforensics replay --broker 1=/snap/b1 --broker 2=/snap/b2 --kafka-version 2.0.0 --what-if
       kforensics replay --scenario fixtures/scenarios/kip101-s2-two-hard-failures --kafka-version 0.10
     """
+    from ..log import kernels
     from ..replay.report import replay_all
     from ..verdict_rules import fails_replay
     from .replay_text import render_replay_text
@@ -75,6 +76,9 @@ def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, lea
         if not log_dirs:
             raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
         brokers = list(log_dirs)
+    # the compiled kernels' cache never in, on or above an input
+    kernels.check_cache_location([*log_dirs, *(s.partition("=")[2] for s in broker_dirs), *metadata,
+                                  *([scenario] if scenario else [])])
     # the library's refusals (InputError, UsageError) are exit 2 with their sentence; anything else is a bug
     report = replay_all(brokers, kafka_version=kafka_version, topic=topic, partition=partition, leader=leader,
                         what_if=what_if, events=events, digests=digests, metadata=metadata)

@@ -44,6 +44,9 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
     """
     from ..log.file_hash import cancel_prefetched, prefetch, segment_files
 
+    from ..log import kernels
+
+    kernels.check_cache_location(log_dirs)  # the compiled kernels' cache never in, on or above an input
     # the segments' hashing starts now, on a helper thread, and runs while the rest loads and the walk goes on
     prefetch(segment_files(log_dirs))
     try:

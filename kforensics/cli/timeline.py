@@ -74,8 +74,10 @@ def timeline(paths, fmt, topic, partition):
       kforensics timeline /archive/broker-1.tgz --format json
     """
     from ..kraft.timeline import build_timeline
+    from ..log import kernels
     from ..log.sources import resolve
 
+    kernels.check_cache_location(paths)  # the compiled kernels' cache never in, on or above an input
     try:
         roots = [resolve(p) for p in paths]
         tl = build_timeline(roots)
