@@ -225,6 +225,12 @@ def answer_line(report: ReplayReport, impact: Any = None) -> str:
                                                                                for v in r.verdicts)})
     if stopped:
         parts.append(f"{'broker' if len(stopped) == 1 else 'brokers'} {', '.join(map(str, stopped))} will not start")
+    # evidence that could not be read: unknown, neither a loss nor health (NOT_JUDGED)
+    unread = [p for p in failing if verdict_codes(p) & {"NOT_JUDGED"}]
+    if unread:
+        parts.append(f"unknown for {plural(len(unread), 'partition')}, evidence not read: "
+                     + ", ".join(f"{printable(p.topic)}-{p.partition}" for p in unread[:4]))
+    failing = [p for p in failing if fails_replay(verdict_codes(p) - {"NOT_JUDGED"})]
     if failing:
         names = [f"{printable(p.topic)}-{p.partition} ({worst(verdict_codes(p))})" for p in failing]
         shown = ", ".join(names[:4]) + (f", … ({len(names) - 4} more)" if len(names) > 4 else "")

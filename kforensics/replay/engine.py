@@ -202,7 +202,8 @@ def replay_partition(
                                               run.elections)
     return PartitionReplay(
         topic, partition, mode, current, epoch if epoch is not None else -1, bound,
-        [outcomes[b] for b in sorted(outcomes)], divergence(replicas), events, findings,
+        [outcomes[b] for b in sorted(outcomes)], divergence([r for r in replicas if not loaded[r.broker_id].unjudged]),
+        events, findings,
     )
 
 
