@@ -22,7 +22,7 @@ def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
     brokers = [HIAGE / f"kafka{i}" for i in (1, 2, 3)]
     r = run("replay", *brokers)
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines() == [
+    assert r.stdout.splitlines()[:7] == [
         "answer: nothing lost: 60 partitions, 80 replicas (1 to 3 per partition), every replica OK",
         "replay with Kafka latest rules, 60 partitions on 3 brokers",
         "",
@@ -30,9 +30,10 @@ def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
         "  __consumer_offsets: partitions 0-49 (50), 50 replicas",
         "  test1: partitions 0-4 (5), 15 replicas",
         "  test5: partitions 0-4 (5), 15 replicas",
-        "",
-        "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK",
     ]
+    # the notes below medium (the metadata log not replayed, its copies taken at different moments) are counted
+    assert "4 findings at info, counted by code (--verbose or --min-severity info lists them):" in r.stdout
+    assert r.stdout.splitlines()[-1] == "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK"
     verbose = run("replay", "--verbose", *brokers).stdout
     assert "test1-4: leader 3 (epoch 0), committed bound 1" in verbose and "nothing to report" not in verbose
     assert verbose.splitlines()[-1] == "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK"
