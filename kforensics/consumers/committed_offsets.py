@@ -15,14 +15,18 @@ order (``GroupMetadataManager.doLoadGroupsAndOffsets`` up to 3.x;
 * the value's ``leaderEpoch`` (v3+, brokers 2.1+) is the epoch of the last
   consumed record; -1 means none.
 
-Memory holds one entry per (group, topic, partition) and the pending commits
-of open transactions, never the records.  Several copies of one partition
+Memory holds one compact entry per (group, topic, partition) (slotted, its
+strings shared) and the pending commits of open transactions, never the
+records; the Parquet table is written a slice at a time
+(``tables/committed_offsets_file.py``).  Several copies of one partition
 (brokers' replicas) are merged: per key the commit or deletion at the highest
 log offset wins.
 """
 
 from __future__ import annotations
 
+import struct
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -35,7 +39,7 @@ OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 Key = tuple[str, str, int]  # group, topic, partition
 
 
-@dataclass
+@dataclass(slots=True)
 class CommittedOffset:
     """A group's committed offset for one partition, and where in the evidence it was read."""
 
@@ -93,11 +97,70 @@ class CopyOffsets:
     findings: list[Finding] = field(default_factory=list)
 
 
+class _Commit:
+    """An offset commit read by :func:`_fast_decode`: the fields of a ``CoordinatorRecord`` that ``read_copy`` uses."""
+
+    __slots__ = ("key", "tombstone", "value", "value_version")
+    key_type = "OffsetCommitKey"
+    findings: tuple = ()
+
+    def __init__(self, key: dict[str, Any], value: dict[str, Any] | None, version: int | None):
+        self.key, self.value, self.value_version, self.tombstone = key, value, version, value is None
+
+
+_I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
+#: OffsetCommitValue v0..v3: the fields after the version, in wire order (v4+ is flexible: the schema decoder reads it)
+_VALUE_FIELDS = {0: ("offset", "metadata", "commitTimestamp"),
+                 1: ("offset", "metadata", "commitTimestamp", "expireTimestamp"),
+                 2: ("offset", "metadata", "commitTimestamp"),
+                 3: ("offset", "leaderEpoch", "metadata", "commitTimestamp")}
+_WIDTH = {"offset": _I64, "commitTimestamp": _I64, "expireTimestamp": _I64, "leaderEpoch": _I32}
+
+
+def _string(b: bytes, at: int) -> tuple[str, int]:
+    n = _I16.unpack_from(b, at)[0]
+    if n < 0 or at + 2 + n > len(b):
+        raise ValueError("null or cut string")
+    return b[at + 2 : at + 2 + n].decode("utf-8"), at + 2 + n
+
+
+def _fast_decode(key: bytes | None, value: bytes | None) -> _Commit | None:
+    """An ``OffsetCommitKey`` (type 1) with a v0..v3 value or a tombstone, read with ``struct`` (the schema decoder
+    costs a millisecond a record: a million groups took minutes); None for anything else, and for any byte that does
+    not read exactly as Kafka wrote it, which the schema decoder then reads and reports."""
+    try:
+        if key is None or _I16.unpack_from(key, 0)[0] != 1:
+            return None
+        group, at = _string(key, 2)
+        topic, at = _string(key, at)
+        partition = _I32.unpack_from(key, at)[0]
+        if at + 4 != len(key):
+            return None
+        k = {"group": group, "topic": topic, "partition": partition}
+        if value is None:
+            return _Commit(k, None, None)
+        version = _I16.unpack_from(value, 0)[0]
+        fields = _VALUE_FIELDS.get(version)
+        if fields is None:
+            return None
+        v: dict[str, Any] = {}
+        at = 2
+        for name in fields:
+            if name == "metadata":
+                v[name], at = _string(value, at)
+            else:
+                v[name] = _WIDTH[name].unpack_from(value, at)[0]
+                at += _WIDTH[name].size
+        return _Commit(k, v, version) if at == len(value) else None
+    except (struct.error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+
+
 def _commit(rec, r, n: int, broker_id: int | None) -> CommittedOffset:
     k, v = rec.key, rec.value
     epoch = v.get("leaderEpoch")
     expire = v.get("expireTimestamp")
-    return CommittedOffset(k["group"], k["topic"], int(k["partition"]), v["offset"],
+    return CommittedOffset(k["group"], sys.intern(k["topic"]), int(k["partition"]), v["offset"],
                            epoch if epoch is not None and epoch >= 0 else None, v.get("metadata") or "",
                            v["commitTimestamp"], expire if expire is not None and expire >= 0 else None,
                            rec.value_version,
@@ -138,7 +201,7 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
                     c.loaded[key] = co
                     c.deleted.pop(key, None)
             continue
-        rec = decode(r.key, r.value)
+        rec = _fast_decode(r.key, r.value) or decode(r.key, r.value)
         for f in rec.findings:
             log.add(replace(f, file=r.file, position=r.position))
         if rec.key_type not in OFFSET_KEYS or rec.key is None:
@@ -204,6 +267,11 @@ def read_committed_offsets(copies: Iterable[tuple[int | None, Any]], *,
 
 def _merge(copies: list[CopyOffsets]) -> dict[Key, CommittedOffset]:
     """Per key, the commit or deletion at the highest log offset among the copies of one partition."""
+    if len(copies) == 1:  # one copy (a scan): its commits as they are, without a second map of every key
+        (c,) = copies
+        for co in c.loaded.values():
+            co.copies = [c.broker_id]
+        return c.loaded
     best: dict[Key, tuple[int, CommittedOffset | None]] = {}
     for c in copies:
         for key, co in c.loaded.items():
