@@ -75,7 +75,7 @@ def fail_on_option(help_text: str = "Exit 1 when a finding is at or above this s
 def min_severity_option() -> Callable[[F], F]:
     """``--min-severity SEVERITY``: text output lists only findings at or above it (the summary counts all)."""
     return click.option("--min-severity", type=SEVERITY, default=None,
-                        help="Text output: list only findings at or above this severity (the summary counts all).")
+                        help="Text output: list only findings at or above this severity (default: medium; the rest are counted per code; the summary counts all).")
 
 
 def metadata_option(help_text: str, metavar: str = "PATH", local_only: bool = True) -> Callable[[F], F]:

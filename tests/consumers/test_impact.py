@@ -18,6 +18,7 @@ from kforensics.epoch.cache import LeaderEpochCache
 from kforensics.replay.report import replay_all
 from kforensics.scenario import load_scenario
 from kforensics.serialize import dumps, to_jsonable
+from kforensics.epoch.versions import parse_kafka_version
 from tests.conftest import ROOT
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if (p / "scenario.json").exists() and
@@ -38,7 +39,7 @@ def test_the_required_scenarios_exist():
 @pytest.mark.parametrize("sdir,version", CASES, ids=[f"{s.name}@{v}" for s, v in CASES])
 def test_scenario_impact_matches_its_hand_derivation(sdir, version):
     sc = load_scenario(sdir)
-    report = replay_all(sc.brokers, kafka_version=version, events=sc.events or None, metadata=sc.metadata)
+    report = replay_all(sc.brokers, kafka_version=parse_kafka_version(version), events=sc.events or None, metadata=sc.metadata)
     (p,) = [p for p in report.partitions if p.topic == sc.topic]
     assert p.verdict_codes() == sc.expected[version]
     committed = committed_offsets_of(report, sc.log_dirs)
@@ -105,7 +106,7 @@ def test_next_position_follows_kafkas_rules(cache, start, extra, committed, epoc
 
 
 def test_brokers_answer_consumer_validation_from_2_3():
-    assert [broker_validates(v) for v in ("0.10", "2.0.1", "2.2", "2.3", "2.8", "latest")] == [
+    assert [broker_validates(parse_kafka_version(v)) for v in ("0.10", "2.0.1", "2.2", "2.3", "2.8", "latest")] == [
         False, False, False, True, True, True]
 
 
@@ -161,7 +162,7 @@ def test_groups_are_classified_against_lost_ranges_and_the_new_log_end(lost_firs
     leader = _Outcome(2, [_Verdict("OK", [])], leader_end, [(0, 0), (1, min(lost_first, leader_end))],
                       [_Run(0, leader_end - 1, 0)] if leader_end else [], "leader")
     follower = _Outcome(1, [_Verdict(code, [lost])])
-    p = _Replay("t", 0, "latest", 2, 1, [follower, leader])
+    p = _Replay("t", 0, parse_kafka_version("latest"), 2, 1, [follower, leader])
     rows = partition_impact(p, [_commit(committed, epoch)])
     affected = lost[0] < committed or committed > leader_end
     assert len(rows) == int(affected)

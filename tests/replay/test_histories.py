@@ -29,6 +29,7 @@ from kforensics.kraft.timeline import build_timeline
 from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
 from kforensics.scenario import ScenarioBuilder, load_scenario
+from kforensics.epoch.versions import parse_kafka_version
 
 BROKERS = [1, 2, 3]
 MODES = ("0.10", "0.11", "2.0.0", "2.0.1", "2.8", "latest")
@@ -157,7 +158,7 @@ def test_replay_of_crash_histories_ends_converges_and_names_unclean_elections_on
         timeline = build_timeline(sc.metadata)
         replicas = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
         for mode in MODES:
-            rp = replay_group(sc.topic, sc.partition, replicas, kafka_version=mode, events=sc.events,
+            rp = replay_group(sc.topic, sc.partition, replicas, kafka_version=parse_kafka_version(mode), events=sc.events,
                               timeline=timeline)
             codes = rp.verdict_codes()
             for c in sorted({c for cs in codes.values() for c in cs}):
@@ -211,6 +212,6 @@ def hostile_replica(draw, broker: int):
 def test_replay_of_arbitrary_damaged_replicas_ends_with_verdicts_and_never_raises(a, b, c, mode, leader):
     from kforensics.replay.engine import replay_partition
 
-    rp = replay_partition("t", 0, [a, b, c], kafka_version=mode, leader=leader)
+    rp = replay_partition("t", 0, [a, b, c], kafka_version=parse_kafka_version(mode), leader=leader)
     assert {r.broker_id for r in rp.replicas} == {1, 2, 3}
     assert all(r.verdicts for r in rp.replicas)  # every replica is judged, whatever the evidence

@@ -17,6 +17,7 @@ from kforensics.replay.inputs import load_replicas
 from kforensics.replay.report import replay_all
 from kforensics.replay.replica import BatchLog, Replica
 from kforensics.scenario import load_scenario
+from kforensics.epoch.versions import parse_kafka_version
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
 CASES = [(s, v) for s in SCENARIOS for v in load_scenario(s).expected]
@@ -34,7 +35,7 @@ def replicas_of(sdir):
 def test_scenario_verdicts(sdir, version):
     # the path `kforensics replay --scenario` takes: scan the disks, read the controller's record, replay
     sc = load_scenario(sdir)
-    report = replay_all(sc.brokers, kafka_version=version, events=sc.events or None, metadata=sc.metadata)
+    report = replay_all(sc.brokers, kafka_version=parse_kafka_version(version), events=sc.events or None, metadata=sc.metadata)
     (r,) = report.partitions
     assert r.verdict_codes() == sc.expected[version]
 
@@ -63,22 +64,22 @@ def test_every_scenario_expects_every_version_mode_and_says_where_restart_verdic
 
 def test_old_rules_lose_or_fork_where_epochs_keep_logs_consistent():
     sc, reps = replicas_of(ROOT / "fixtures" / "scenarios" / "kip101-s1-hw-truncation")
-    old = replay_partition("orders", 0, reps, kafka_version="0.10", events=sc.events)
-    new = replay_partition("orders", 0, reps, kafka_version="0.11", events=sc.events)
+    old = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("0.10"), events=sc.events)
+    new = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("0.11"), events=sc.events)
     assert "LOSS_COMMITTED" in old.verdict_codes()[1] and new.verdict_codes() == {1: ["OK"], 2: ["OK"]}
     sc, reps = replicas_of(ROOT / "fixtures" / "scenarios" / "kip101-s2-two-hard-failures")
-    old = replay_partition("orders", 0, reps, kafka_version="0.10", events=sc.events)
+    old = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("0.10"), events=sc.events)
     assert old.verdict_codes()[1] == ["FORK"]
     assert any(f.code == "LOG_MATCHING_VIOLATED" for f in old.findings)
 
 
 def test_three_round_vector_reasoning():
     sc, reps = replicas_of(ROOT / "fixtures" / "scenarios" / "three-round-truncation")
-    r = replay_partition("orders", 0, reps, kafka_version="2.0.1", events=sc.events)
+    r = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("2.0.1"), events=sc.events)
     (d,) = next(x for x in r.replicas if x.broker_id == 1).decisions
     assert [(x["asked_epoch"], x["leader_answer"], x["truncate_to"]) for x in d.rounds] == [
         (4, [3, 2], 2), (2, [1, 1], 1), (0, [0, 0], 0)]
-    r = replay_partition("orders", 0, reps, kafka_version="2.8", events=sc.events)
+    r = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("2.8"), events=sc.events)
     (d,) = next(x for x in r.replicas if x.broker_id == 1).decisions
     assert d.path == "diverging-epoch"
     assert [(x["fetch_offset"], x["last_fetched_epoch"], x["leader_answer"]) for x in d.rounds[:3]] == [
@@ -86,7 +87,7 @@ def test_three_round_vector_reasoning():
     # then it fetches from 0 with no epoch, appends the leader's 0..2 and names epoch 5 in the next fetch
     assert d.rounds[3] == {"fetch_offset": 0, "last_fetched_epoch": None, "appended": [0, 2]}
     assert d.rounds[4] == {"fetch_offset": 3, "last_fetched_epoch": 5, "leader_answer": [5, 3]}
-    r = replay_partition("orders", 0, reps, kafka_version="2.0.0", events=sc.events)
+    r = replay_partition("orders", 0, reps, kafka_version=parse_kafka_version("2.0.0"), events=sc.events)
     (d,) = next(x for x in r.replicas if x.broker_id == 1).decisions
     assert d.rounds[-1]["leader_answer"] == [-1, -1]  # below the leader's first epoch: UNDEFINED before 2.0.1
     # ... which truncates to the current fetch offset: the offset round 2 truncated to, not the HW 0
@@ -168,7 +169,7 @@ def test_replay_terminates_and_leaves_followers_as_prefixes_of_the_leader(draw, 
     reps = history(draw)
     results = {}
     for v in ("0.10", "0.11", "2.0.0", "2.0.1", "2.8", "latest"):
-        r = replay_partition("t", 0, reps, kafka_version=v, leader=leader)
+        r = replay_partition("t", 0, reps, kafka_version=parse_kafka_version(v), leader=leader)
         results[v] = r
     for v in ("2.0.1", "2.8", "latest"):
         assert not [f for f in results[v].findings if f.code == "LOG_MATCHING_VIOLATED"], v

@@ -89,12 +89,12 @@ def test_elided_batches_below_the_window_are_asked_for_when_the_replay_reaches_t
     windowed = [elide(lead, 16), elide(fol, 16)]
     assert windowed[0].prefix.end == 16 and len(windowed[0].log) == 4 and windowed[0].log_end_offset == 20
     with pytest.raises(NeedRows) as e:
-        replay_partition("t", 0, windowed, kafka_version="0.10", leader=1)  # HW truncation to 5
+        replay_partition("t", 0, windowed, kafka_version=parse_kafka_version("0.10"), leader=1)  # HW truncation to 5
     assert e.value.offset == 5
     # the group function widens the window and gives the answer the whole logs give
-    got = replay_group("t", 0, windowed, kafka_version="0.10", leader=1,
+    got = replay_group("t", 0, windowed, kafka_version=parse_kafka_version("0.10"), leader=1,
                        reload=lambda off: [elide(lead, off), elide(fol, off)])
-    want = replay_group("t", 0, [lead, fol], kafka_version="0.10", leader=1)
+    want = replay_group("t", 0, [lead, fol], kafka_version=parse_kafka_version("0.10"), leader=1)
     assert outcome(got) == outcome(want)
 
 
@@ -104,9 +104,9 @@ def test_elided_batches_below_the_window_are_asked_for_when_the_replay_reaches_t
 def test_windowed_replay_equals_the_whole_replay_on_random_histories(draw, leader, chunk):
     reps = history(draw)
     for mode in MODES:
-        whole = replay_group("t", 0, reps, kafka_version=mode, leader=leader, summaries=[
+        whole = replay_group("t", 0, reps, kafka_version=parse_kafka_version(mode), leader=leader, summaries=[
             summarize(r, 1 << 40) for r in reps])  # one range: no window
-        windowed = replay_group("t", 0, reps, kafka_version=mode, leader=leader,
+        windowed = replay_group("t", 0, reps, kafka_version=parse_kafka_version(mode), leader=leader,
                                 summaries=[summarize(r, chunk) for r in reps])
         assert outcome(windowed) == outcome(whole), mode
 
@@ -132,7 +132,7 @@ def test_windowed_replay_equals_the_whole_replay_on_crash_histories_from_disk(op
         timeline = build_timeline(sc.metadata)
         reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
         for mode in MODES:
-            kw = dict(kafka_version=mode, events=sc.events, timeline=timeline)
+            kw = dict(kafka_version=parse_kafka_version(mode), events=sc.events, timeline=timeline)
             whole = replay_group(sc.topic, sc.partition, reps, summaries=[summarize(r, 1 << 40) for r in reps], **kw)
             windowed = replay_group(sc.topic, sc.partition, reps, summaries=[summarize(r, chunk) for r in reps],
                                     **kw)
@@ -193,9 +193,9 @@ def test_a_power_loss_that_cuts_nothing_is_replayed_from_near_the_log_end(recove
             asked.append(offset)
             return [elide(r, floor_below(offset, chunk)) for r in reps]
 
-        windowed = replay_group(sc.topic, sc.partition, [elide(r, floor) for r in reps], kafka_version=mode,
+        windowed = replay_group(sc.topic, sc.partition, [elide(r, floor) for r in reps], kafka_version=parse_kafka_version(mode),
                                 events=sc.events, reload=reload)
-        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events,
+        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=parse_kafka_version(mode), events=sc.events,
                              summaries=[summarize(r, 1 << 40) for r in reps])
         assert asked == [] and outcome(windowed) == outcome(whole), mode
     # broker 3's recovery met epoch 1 first at the recovered segment's first batch (10 when it holds the change)
@@ -233,9 +233,9 @@ def test_windowed_replay_equals_the_whole_replay_on_every_scenario(sdir, split, 
     sc = load_scenario(sdir)
     reps = load_replicas(sc.brokers).groups[(sc.topic, sc.partition)]
     for mode in MODES:
-        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
+        whole = replay_group(sc.topic, sc.partition, reps, kafka_version=parse_kafka_version(mode), events=sc.events or None,
                              summaries=[summarize(r, 1 << 40) for r in reps])
-        windowed = replay_group(sc.topic, sc.partition, reps, kafka_version=mode, events=sc.events or None,
+        windowed = replay_group(sc.topic, sc.partition, reps, kafka_version=parse_kafka_version(mode), events=sc.events or None,
                                 summaries=[summarize(r, 1) for r in reps])
         assert outcome(windowed) == outcome(whole), mode
         assert [d.__dict__ for d in windowed.divergence] == [d.__dict__ for d in whole.divergence], mode

@@ -17,6 +17,7 @@ from kforensics.serialize import dumps, to_jsonable
 from kforensics.transactions.coordinator import coordinator_view
 from kforensics.transactions.internal_log import coordinator_partition, java_string_hash
 from kforensics.transactions.partition import read_partition_transactions
+from kforensics.epoch.versions import parse_kafka_version
 from tests.conftest import ORACLE, REALDATA, ROOT, load_manifest, need_shared
 from tests.transactions.helpers import batches_of, data_batch, marker_batch, reference, write_partition
 
@@ -110,7 +111,7 @@ def test_marker_lost_scenario_reopens_the_transaction(version):
 
     sc = load_scenario(SCENARIOS / "transaction-marker-lost")
     want = sc.doc["expected_transactions"][f"orders-0@after-replay@{version}"]
-    report = replay_all(sc.brokers, kafka_version=version, events=sc.events, metadata=sc.metadata)
+    report = replay_all(sc.brokers, kafka_version=parse_kafka_version(version), events=sc.events, metadata=sc.metadata)
     assert report.partitions[0].verdict_codes() == sc.expected[version]
     (after,) = transactions_after_replay(report, log_dirs=sc.log_dirs)
     lt = after.leader_transactions
