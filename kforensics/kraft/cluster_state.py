@@ -24,6 +24,7 @@ Folded from the records as the timeline replays them (log and snapshots):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 TOPIC, BROKER = 2, 4  # ConfigResource.Type ids
@@ -112,7 +113,7 @@ def _change(s: ClusterState, d: dict[str, Any], offset: int | None) -> None:
     r.offset = offset
 
 
-def _fence(fenced: bool):
+def _fence(fenced: bool) -> Callable[[ClusterState, dict[str, Any], int | None], None]:
     def apply(s: ClusterState, d: dict[str, Any], offset: int | None) -> None:
         r = s.brokers.get(d["id"])
         if r is not None:

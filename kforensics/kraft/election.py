@@ -44,10 +44,12 @@ leader elections run later by the controller's balancer.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 NO_LEADER = -1
+#: whether a broker may lead now (``isAcceptableLeader``: active, not the broker being removed)
+Acceptable = Callable[[int], bool]
 #: metadata.version levels that change the rules (MetadataVersion.java)
 MV_3_2_IV0 = 3  # leader recovery state (KIP-704)
 MV_3_6_IV0 = 12  # no leader epoch bump on ISR shrink (KAFKA-15021)
@@ -121,7 +123,8 @@ class Choice:
     alternatives: tuple[int, ...] = ()  # other leaders other return orders give (order-dependent when any)
 
 
-def _elect(reg: Registration, isr: list[int], elr: list[int], acceptable, rules: ControllerRules) -> tuple[int, str, bool]:
+def _elect(reg: Registration, isr: list[int], elr: list[int], acceptable: Acceptable,
+           rules: ControllerRules) -> tuple[int, str, bool]:
     """``electAnyLeader``: (leader, how, unclean) for the target ISR/ELR."""
     def valid(r: int) -> bool:
         return (r in isr or (not isr and r in elr)) and acceptable(r)
@@ -154,13 +157,14 @@ def _target_elr(reg: Registration, isr: list[int], unclean_shutdown: Sequence[in
     return elr, lke
 
 
-def change(reg: Registration, rules: ControllerRules, target_isr: Iterable[int], acceptable,
+def change(reg: Registration, rules: ControllerRules, target_isr: Iterable[int], acceptable: Acceptable,
            unclean_shutdown: Sequence[int] = ()) -> tuple[Registration, str | None]:
     """``PartitionChangeBuilder.build`` for an ISR change with an election: the new registration, and how a new
     leader was chosen (None when the leader stays)."""
     isr = list(target_isr)
     elr, lke = _target_elr(reg, isr, unclean_shutdown, rules)
-    leader, how, unclean = _elect(reg, isr, elr, acceptable, rules)
+    leader, chosen, unclean = _elect(reg, isr, elr, acceptable, rules)
+    how: str | None = chosen
     new_leader: int | None = None  # the record's Leader field: None = no change
     record_isr: list[int] | None = None
     recovering = reg.recovering
@@ -232,7 +236,7 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
             if b not in reg.isr and b not in reg.elr:
                 continue  # handleBrokerShutdown visits only the partitions with b in their ISR or ELR
             isr = [r for r in reg.isr if r != b]
-            new, how = change(reg, rules, isr, lambda r, b=b: r != b and r in live, unclean_shutdown=[b])
+            new, how = change(reg, rules, isr, _excluding(b, live), unclean_shutdown=[b])
             reg = apply(f"register {b} (unclean shutdown)", new, how)
         else:
             reg = _fence(reg, rules, b, live, apply, f"register {b} ({'clean' if clean.get(b) else 'unclean'} "
@@ -254,11 +258,17 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
                   reg, tuple(steps), tuple(returning))
 
 
-def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int], apply, action: str) -> Registration:
+def _excluding(b: int, live: set[int]) -> Acceptable:
+    """``isAcceptableLeader`` while ``b`` is being removed: active now, and not ``b``."""
+    return lambda r: r != b and r in live
+
+
+def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int],
+           apply: Callable[[str, Registration, str | None], Registration], action: str) -> Registration:
     """``handleBrokerFenced`` / a clean ``handleBrokerShutdown``: ``b`` leaves the ISR and cannot lead."""
     if b not in reg.isr and b != reg.leader:
         return reg
-    new, how = change(reg, rules, [r for r in reg.isr if r != b], lambda r: r != b and r in live)
+    new, how = change(reg, rules, [r for r in reg.isr if r != b], _excluding(b, live))
     return apply(action, new, how)
 
 
