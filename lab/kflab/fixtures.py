@@ -19,7 +19,7 @@ from .compare import TOPICS, compare
 from .predict import predict
 
 KEEP_OUTCOME = ("converged", "seconds_to_converge", "states", "epochs", "order", "restart", "recovery",
-                "elections", "clean_stop", "timeout")
+                "elections", "clean_stop", "timeout", "end_offsets", "group_offsets")
 
 
 def _tar(src: Path, dst: Path, members: list[Path] | None = None) -> None:
