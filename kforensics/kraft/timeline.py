@@ -33,9 +33,9 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 from ..findings import DecodeError, Finding, FindingLog, finding
 from ..formats.metadata_records import decode_metadata_record
@@ -79,7 +79,7 @@ class TimelineEntry:
     source: str = "log"  # "log" or "snapshot"
     file: str | None = None
 
-    def same_registration(self, other: "TimelineEntry") -> bool:
+    def same_registration(self, other: TimelineEntry) -> bool:
         """Whether two entries describe the same partition state (epochs, leader, replica sets)."""
         return all(getattr(self, k) == getattr(other, k) for k in _STATE_FIELDS)
 

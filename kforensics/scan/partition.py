@@ -295,14 +295,13 @@ def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, w
                                                               log_start_offset=scan.log_start_offset))
     elif scan.epochs_seen and not pd.is_metadata_log:
         log.add(finding("NO_EPOCH_CHECKPOINT", "v2 batches with leader epochs but no leader-epoch-checkpoint; Kafka "
-                                               "starts with an empty cache", severity=Severity.INFO if ctx.bare else None,
-                        file=path, epochs=scan.epochs_seen))
+                                               "starts with an empty cache",
+                        severity=Severity.INFO if ctx.bare else None, file=path, epochs=scan.epochs_seen))
     return cp
 
 
 def _producer_state(scan: PartitionScan, pd: PartitionLog, walk: _Walk, log: FindingLog, coordinator: Any) -> None:
     """The producers and transactions the walk saw (checked against the coordinator), and the snapshots."""
-    path = str(pd.path)
     scan.producer_ids = sorted(walk.pids)
     scan.transactions = walk.txn.finish(coordinator=_coordinator(walk.txn, coordinator))
     log.extend(scan.transactions.findings)

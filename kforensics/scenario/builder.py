@@ -53,7 +53,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
 
     # ------------------------------------------------------------- history before the snapshot
     def elect(self, leader: int, *, epoch: int | None = None, record_epoch: bool = False,
-              unclean: bool = False) -> "ScenarioBuilder":
+              unclean: bool = False) -> ScenarioBuilder:
         """``leader`` leads from now on in ``epoch`` (default: next).  ``record_epoch`` writes the
         KAFKA-7415 entry (epoch at its LEO) into its leader-epoch-checkpoint, as 2.0.1+ brokers do.
         ``unclean``: the controller elects it from outside the ISR (its record shows it)."""
@@ -72,7 +72,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
             raise ValueError(f"broker {leader} is not in the ISR {self._isr}: say unclean=True")
         self.record.append(("elect", leader, epoch, unclean))
 
-    def isr(self, members: list[int]) -> "ScenarioBuilder":
+    def isr(self, members: list[int]) -> ScenarioBuilder:
         """The controller shrinks or expands the ISR (its record shows the change)."""
         self._isr = sorted(members)
         self.record.append(("isr", self._isr))
@@ -84,7 +84,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         b.clean_shutdown = False
 
     def produce(self, count: int = 1, *, tag: str = "", broker: int | None = None, producer_id: int = -1
-                ) -> "ScenarioBuilder":
+                ) -> ScenarioBuilder:
         """The leader (or ``broker``) appends ``count`` one-record batches in the current epoch."""
         b = self.brokers[broker if broker is not None else self.leader]
         self._appending(b)
@@ -94,11 +94,12 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
             value = f"{tag or self.name} offset {off} epoch {self.epoch} broker {b.broker_id}".encode()
             data = build_batch([RecordData(off, T0 + self._clock, f"k{off}".encode(), value)],
                                partition_leader_epoch=self.epoch, producer_id=producer_id,
-                               producer_epoch=0 if producer_id >= 0 else -1, base_sequence=off if producer_id >= 0 else -1)
+                               producer_epoch=0 if producer_id >= 0 else -1,
+                               base_sequence=off if producer_id >= 0 else -1)
             b.append((off, off, self.epoch, data))
         return self
 
-    def replicate(self, follower: int, *, up_to: int | None = None, source: int | None = None) -> "ScenarioBuilder":
+    def replicate(self, follower: int, *, up_to: int | None = None, source: int | None = None) -> ScenarioBuilder:
         """``follower`` copies the leader's batches it lacks (up to offset ``up_to``, exclusive)."""
         src = self.brokers[source if source is not None else self.leader]
         dst = self.brokers[follower]
@@ -108,7 +109,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
                 dst.append(batch)
         return self
 
-    def follow(self, follower: int, *, up_to: int | None = None) -> "ScenarioBuilder":
+    def follow(self, follower: int, *, up_to: int | None = None) -> ScenarioBuilder:
         """``follower`` truncates to the longest prefix it shares with the leader, then copies the leader's
         batches (up to offset ``up_to``, exclusive): what epoch-based truncation reaches in a history Kafka
         wrote, with the checkpoint truncated the same way."""
@@ -123,26 +124,26 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
             dst.cache.truncate_from_end(dst.leo)  # a truncation to the log end still trims it (KAFKA-10706)
         return self.replicate(follower, up_to=up_to)
 
-    def high_watermark(self, broker: int, hw: int) -> "ScenarioBuilder":
+    def high_watermark(self, broker: int, hw: int) -> ScenarioBuilder:
         self.brokers[broker].hw = hw
         return self
 
-    def recovery_point(self, broker: int, offset: int) -> "ScenarioBuilder":
+    def recovery_point(self, broker: int, offset: int) -> ScenarioBuilder:
         """The broker's recovery-point checkpoint (what it had flushed when it last wrote the checkpoint)."""
         self.brokers[broker].recovery_point = offset
         return self
 
-    def epoch_checkpoint(self, broker: int, entries: list[tuple[int, int]]) -> "ScenarioBuilder":
+    def epoch_checkpoint(self, broker: int, entries: list[tuple[int, int]]) -> ScenarioBuilder:
         """The broker's leader-epoch-checkpoint, line for line (even lines Kafka would not write)."""
         self.brokers[broker].checkpoint_lines = [(int(e), int(s)) for e, s in entries]
         return self
 
-    def epoch_checkpoint_file(self, broker: int, data: bytes) -> "ScenarioBuilder":
+    def epoch_checkpoint_file(self, broker: int, data: bytes) -> ScenarioBuilder:
         """The broker's leader-epoch-checkpoint file, byte for byte (say, one Kafka cannot read)."""
         self.brokers[broker].checkpoint_bytes = data
         return self
 
-    def shut_down_cleanly(self, broker: int) -> "ScenarioBuilder":
+    def shut_down_cleanly(self, broker: int) -> ScenarioBuilder:
         """The broker stopped cleanly: it flushed everything and left the ``.kafka_cleanshutdown`` marker."""
         b = self.brokers[broker]
         b.clean_shutdown = True
@@ -151,7 +152,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         return self
 
     def crash(self, broker: int, *, keep_to: int, torn_bytes: int | None = None, checkpoints_lost: bool = False
-              ) -> "ScenarioBuilder":
+              ) -> ScenarioBuilder:
         """Power loss: ``broker`` keeps only batches below ``keep_to`` (the rest was never flushed).
 
         The checkpoints were written and fsynced before the crash, so they
@@ -174,7 +175,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         b.clean_shutdown = False
         return self
 
-    def damage(self, broker: int, offset: int, kind: str, *, keep_bytes: int = 40) -> "ScenarioBuilder":
+    def damage(self, broker: int, offset: int, kind: str, *, keep_bytes: int = 40) -> ScenarioBuilder:
         """Damage the batch at ``offset`` on ``broker``'s disk: ``crc`` flips a byte of its record value (the
         stored CRC no longer matches), ``zero`` overwrites it with zeros, ``torn`` keeps only its first
         ``keep_bytes`` bytes (it must be the last batch)."""
@@ -191,14 +192,14 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
             b.damage[offset] = kind
         return self
 
-    def compact(self, broker: int, *, drop_offsets: set[int]) -> "ScenarioBuilder":
+    def compact(self, broker: int, *, drop_offsets: set[int]) -> ScenarioBuilder:
         """This broker's cleaner removed the batches at these offsets."""
         b = self.brokers[broker]
         b.batches = [x for x in b.batches if x[0] not in drop_offsets]
         return self
 
     # ------------------------------------------------------------- after the snapshot
-    def then(self, op: str, **kw) -> "ScenarioBuilder":
+    def then(self, op: str, **kw) -> ScenarioBuilder:
         """An event after the snapshot.  An ``elect`` is also in the controller's record; ``unclean=True``
         makes the record show it outside the ISR (the event itself says nothing: replay finds it there)."""
         if op == "elect":

@@ -4,7 +4,8 @@ the coordinator's records, written into the internal partitions (``__consumer_of
 
 from __future__ import annotations
 
-from typing import Any, Self
+from collections.abc import Sequence
+from typing import Self
 
 from ..formats.control import encode_control_key, encode_end_txn_marker
 from ..formats.record_batch import RecordData, build_batch
@@ -110,7 +111,7 @@ class CoordinatorSteps:
         return self
 
     def transaction_state(self, transactional_id: str, *, producer_id: int, producer_epoch: int, state: str,
-                          partitions: list[tuple[str, int]] = (), timeout_ms: int = 60000,
+                          partitions: Sequence[tuple[str, int]] = (), timeout_ms: int = 60000,
                           start_timestamp: int | None = None, transaction_version: int = 1,
                           brokers: list[int] | None = None) -> Self:
         """The transaction coordinator's record of ``transactional_id`` in ``__transaction_state-N``

@@ -16,7 +16,7 @@ import json
 
 from kforensics.replay.report import replay_all
 from kforensics.scenario import ScenarioBuilder, load_scenario
-from tests.hostile.helpers import findings_of, run, run_json
+from tests.hostile.helpers import findings_of, run_json
 
 #: 350 000 entries: about 4.9 MB, over the 4 MiB kforensics reads of a leader-epoch checkpoint
 BIG_EPOCHS = 350_000
@@ -24,7 +24,7 @@ BIG_EPOCHS = 350_000
 
 def _big_checkpoint() -> bytes:
     lines = [f"{e} {e}" for e in range(BIG_EPOCHS)]
-    return ("0\n%d\n" % BIG_EPOCHS + "\n".join(lines) + "\n").encode()
+    return (f"0\n{BIG_EPOCHS}\n" + "\n".join(lines) + "\n").encode()
 
 
 def _two_brokers(tmp_path, *, checkpoint: bytes | None = None) -> object:
