@@ -40,7 +40,7 @@ from .inputs import Located, locate
 from .output import MetadataInputs, check_output
 from .plan import Plan, build_timelines, metadata_by_cluster, plan, write_timeline_findings
 from .publish import Staging, complete, publish, staged
-from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks
+from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
 from .scan_task import scan_tasks
 from .schemas import (COLLECTED, GROUP_SCHEMA, KEYS, REPLAY_INPUT, STATUS_SCHEMA, TASK_COLUMNS, TASK_SCHEMA,
                       WORK_BATCHES, parse_tables)
@@ -154,6 +154,7 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         checks = broker_checks(d.plan, st.uri, st.filesystem, o.statuses)
         o.corrected = checks.corrected
         write_timeline_findings(d.timeline_findings, checks.reported, st.path, st.filesystem)
+        write_not_replayed(o.statuses, st.path, st.filesystem)
         commits = committed_offsets(d.plan, o.statuses, st.path, st.filesystem)
         o.timings["checks_s"] = time.perf_counter() - t
         t = time.perf_counter()

@@ -36,6 +36,7 @@ from ..log.partition import PartitionLog
 from ..log.sources import split_uri
 from ..replay.engine import PartitionReplay
 from ..replay.group import replay_group
+from ..replay.not_replayed import LeftOut, not_replayed_findings
 from ..replay.replica import Replica
 from ..replay.summary import ReplicaSummary, replay_window
 from ..scan.broker import finding_key
@@ -108,6 +109,19 @@ def replay_tasks(statuses: list[dict], parallelism: int, tasks_per_partition: in
     return max(1, min(groups or 1, max(parallelism, min(parallelism * tasks_per_partition, wanted))))
 
 
+def write_not_replayed(statuses: list[dict], staging: str, filesystem: FileSystem = None) -> None:
+    """The partition dirs the replay leaves out (the metadata log, ``-delete``/``-future``/``-stray`` dirs), per
+    cluster, said as ``replay`` says them (:func:`kforensics.replay.not_replayed.not_replayed_findings`)."""
+    by_cluster: dict[str | None, list[LeftOut]] = {}
+    for s in statuses:
+        if s.get("left_out") is not None:
+            by_cluster.setdefault(s["cluster"], []).append(pickle.loads(s["left_out"]))
+    for i, cluster in enumerate(sorted(by_cluster, key=lambda c: (c is not None, str(c)))):
+        outs = sorted(by_cluster[cluster], key=lambda o: (o.broker_id, o.path))
+        table_files.write_findings(not_replayed_findings(outs), staging, f"n-{i}", cluster_context(cluster),
+                                   filesystem)
+
+
 # ----------------------------------------------------------------------------- one group
 def _logs(key: GroupKey, rows: list[dict], replicas: list[Replica], shared: Shared
           ) -> dict[tuple[int | None, str, int], PartitionLog]:
@@ -125,15 +139,17 @@ def _logs(key: GroupKey, rows: list[dict], replicas: list[Replica], shared: Shar
 
 
 def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[Replica] | None = None,
-                summaries: list[ReplicaSummary] | None = None,
-                load: Callable[[int], list[Replica]] | None = None) -> dict[str, object]:
+                summaries: list[ReplicaSummary] | None = None, load: Callable[[int], list[Replica]] | None = None,
+                reported: frozenset[tuple] = frozenset()) -> dict[str, object]:
     """One group replayed: :func:`kforensics.replay.group.replay_group`, the same replay as ``kforensics replay``,
     then what it does to consumer groups and transactions.
 
     ``rows``: the partition rows of the replicas, in replica order; ``replicas``: the replicas whole, or None with
     their ``summaries`` and ``load(floor)`` (the replicas windowed at ``floor``).  Returns the ``verdicts`` and
     ``divergence`` rows, the findings as (context, findings) pairs, the ``consumer_impact`` and ``transactions``
-    tables, and ``affected``: whether the replay leaves records the new leader does not serve."""
+    tables, and ``affected``: whether the replay leaves records the new leader does not serve.  Findings whose
+    :func:`~kforensics.scan.broker.finding_key` the scan stage reported (``reported``, and the cluster's in
+    ``shared``) are left out: each finding once."""
     cluster, topic, partition = key
     reload = None
     if replicas is None:
@@ -147,8 +163,9 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
     impact = partition_replay_impact(rp, shared.commits.get(cluster, {}).get((topic, partition)), logs,
                                      coordinator=cluster_coordinator(cluster, shared.transaction_state.get(cluster))
                                      if logs is not None else None)
-    reported = shared.reported.get(cluster, set())
-    rp.findings = [f for f in list(rp.findings) + impact.findings if finding_key(f) not in reported]
+    said = shared.reported.get(cluster, set())
+    rp.findings = [f for f in list(rp.findings) + impact.findings
+                   if finding_key(f) not in said and finding_key(f) not in reported]
     reopened = [r for a in impact.transactions for r in reopened_rows(a, {"cluster": cluster})]
     return {"verdicts": verdict_rows(rp, cluster, snapshots), "divergence": divergence_rows(rp, cluster),
             "findings": replay_findings(rp, cluster),
@@ -305,7 +322,8 @@ def _replay_sketches(key: GroupKey, items: list[Sketch], shared: Shared, outputs
         rows, summaries, load = group_replicas(items, filesystem)
         if not rows:
             return None
-        return outputs.add(key, replay_rows(key, rows, shared, summaries=summaries, load=load))
+        reported = frozenset().union(*(it.reported for it in items))
+        return outputs.add(key, replay_rows(key, rows, shared, summaries=summaries, load=load, reported=reported))
     except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
         brokers = sorted({int(it.row["broker_id"]) for it in items if it.row.get("broker_id") is not None})
         return outputs.failed(key, _failed(key, brokers, e), e)

@@ -30,6 +30,7 @@ from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
 from ..log.partition import PartitionLog, open_partition
 from ..log.sources import resolve, split_uri
+from ..replay.not_replayed import left_out
 from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport
 from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
@@ -228,19 +229,22 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     report = ScanReport(BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]), [scan],
                         _add_findings(scan.findings, extra), scan.files)
     rows = report_rows(report, context)
+    keys = finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
     sketch = None
     if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
-        sketch = pickle.dumps(make_sketch(rows["partitions"][0], sink, scan, held, out.filesystem),
-                              protocol=pickle.HIGHEST_PROTOCOL)
+        made = make_sketch(rows["partitions"][0], sink, scan, held, out.filesystem)
+        made.reported = frozenset(keys)
+        sketch = pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)
     check = None
     if info.get("checks"):
         picked = [{c: r[c] for c in CHECK_COLUMNS} for r in rows["partitions"]]
-        keys = finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
         check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
+    skipped = left_out(-1 if context["broker_id"] is None else context["broker_id"], scan)
     counts = severities(rows["findings"])
     out.keep(rows, t.part, pdir.name.suffix in ("delete", "stray"))
     return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
-            fit(pdir.topic, pa.string()), pdir.partition, sketch, counts, check)
+            fit(pdir.topic, pa.string()), pdir.partition, sketch, counts, check,
+            None if skipped is None else pickle.dumps(skipped))
 
 
 def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion) -> tuple:
@@ -279,7 +283,7 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
         counts = severities(rows["findings"])
         out.keep(rows, t.part)
         return (t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None,
-                counts, None)
+                counts, None, None)
 
 
 def scan_tasks(staging: str, kafka_version: KafkaVersion, snapshots: object = None, batches_dir: str = "batches"

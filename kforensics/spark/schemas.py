@@ -54,14 +54,15 @@ class TaskRow(Protocol):
 
 
 #: a scan task's status: counts, the pickled committed offsets of a ``__consumer_offsets`` copy (``payload``), the
-#: replica's sketch for the replay stage, its findings per severity, and what the broker checks read of it
+#: replica's sketch for the replay stage, its findings per severity, what the broker checks read of it, and (a dir
+#: the replay leaves out: the metadata log, ``-delete``/``-future``/``-stray``) its pickled ``LeftOut``
 STATUS_COLUMNS = ["snapshot_id", "dir_name", "status", "error", "batches", "bytes", "payload", "cluster", "topic",
-                  "partition", "sketch", "findings", "check"]
+                  "partition", "sketch", "findings", "check", "left_out"]
 STATUS_SCHEMA = ("snapshot_id string, dir_name string, status string, error string, batches long, bytes long, "
                  "payload binary, cluster string, topic string, partition int, sketch binary, findings string, "
-                 "check binary")
+                 "check binary, left_out binary")
 #: the status columns the driver collects (the replica sketches go from executor to executor)
-COLLECTED = STATUS_COLUMNS[:10] + ["findings", "check"]
+COLLECTED = STATUS_COLUMNS[:10] + ["findings", "check", "left_out"]
 #: a partition group's status after its replay
 GROUP_COLUMNS = ["cluster", "topic", "partition", "status", "error", "verdicts", "affected", "findings", "summary"]
 GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, error string, verdicts long, "

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..kraft.timeline import Timeline
 
 #: part-name prefixes of the findings files the driver writes (the executors' counts travel in their status rows)
-DRIVER_PARTS = ("d-", "t-", "c-")
+DRIVER_PARTS = ("d-", "t-", "c-", "n-")
 
 
 def verdict_summary(groups: list[dict]) -> list[dict]:

@@ -10,12 +10,18 @@ clash with the columns: pass ``partitioning=None`` to it, or use :func:`read`.)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from .files import FileSystem
 
-def dataset(out: str, name: str, filesystem: Any = None):
+if TYPE_CHECKING:
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+
+def dataset(out: str, name: str, filesystem: FileSystem = None) -> ds.Dataset:
     """The ``pyarrow.dataset`` of one output table, partitioned by cluster (and topic) as strings."""
     import pyarrow.dataset as ds
 
@@ -31,8 +37,8 @@ def dataset(out: str, name: str, filesystem: Any = None):
                       filesystem=filesystem)
 
 
-def read(out: str, name: str, *, cluster: Any = ..., topic: Any = ..., columns: list[str] | None = None,
-         filter: Any = None) -> pa.Table:
+def read(out: str, name: str, *, cluster: object = ..., topic: object = ..., columns: list[str] | None = None,
+         filter: pc.Expression | None = None) -> pa.Table:
     """One output table (optionally one ``cluster`` and/or ``topic``: only their directories are read), rows
     with the table's schema."""
     import pyarrow.compute as pc
@@ -45,6 +51,6 @@ def read(out: str, name: str, *, cluster: Any = ..., topic: Any = ..., columns: 
     return dataset(out, name).to_table(columns=columns, filter=expr)
 
 
-def read_pandas(out: str, name: str, **kw: Any):
+def read_pandas(out: str, name: str, **kw: object):
     """:func:`read` as a pandas frame."""
     return read(out, name, **kw).to_pandas()

@@ -127,6 +127,9 @@ class Sketch:
     replica: Replica | None = None
     batches: str | None = None
     rows: int = 0
+    #: the finding keys of the replica's scan (:func:`kforensics.scan.broker.finding_key`): what the replay of its
+    #: group leaves out, already said
+    reported: frozenset[tuple] = frozenset()
 
 
 def whole_replica(batches: pd.DataFrame, row: dict) -> Replica:
