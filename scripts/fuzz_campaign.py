@@ -55,6 +55,8 @@ WEIGHTS = {
     "cleaner_offset_checkpoint": 2, "leader_epoch_checkpoint": 3,
     "meta_properties": 3, "partition_metadata": 3, "producer_snapshot": 3, "clean_shutdown": 2, "quorum_state": 3,
     "internal_record": 8, "log_dir": 2,
+    # issue #22: archives cut at random points, segments that shrink while read (scripts/fuzz_short_reads.py)
+    "archive_cut": 4, "shrinking_file": 4,
 }
 SAVE_PER_CLASS = 40  # reproducing inputs saved per (kind, category)
 
@@ -100,6 +102,9 @@ def worker_main(args) -> None:
     from tests.fuzz import corpus, harness
     from kforensics.log import kernels
 
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_short_reads as short_reads
+
     kernels.get()
     seeds = corpus.all_seeds()
     work = Path(args.work)
@@ -109,6 +114,8 @@ def worker_main(args) -> None:
         if kind != "internal_record" and pool:
             harness.run_input(harness.Input(kind, pool[0].name, "warm-up", dict(pool[0].files)), work, cli=True,
                               scan=True)
+    for kind in short_reads.KINDS:  # warm-up of the CLI's scan path on an archive and of the reader
+        short_reads.run(kind, 0, 0, work / kind)
     out = Path(args.out)
     saved: dict[tuple[str, str], int] = defaultdict(int)
     emit = sys.stdout
@@ -123,15 +130,21 @@ def worker_main(args) -> None:
             full = not args.full_every or i % args.full_every == 0
             _peak_reset()
             t0 = time.monotonic()
+            short_size = 0
             try:
-                inp = harness.make_input(kind, i, ms, seeds)
-                o = harness.run_input(inp, work, cli=bool(cli), scan=bool(scan), full=bool(full))
+                if kind in short_reads.KINDS:
+                    inp = None
+                    o, short_size = short_reads.run(kind, i, ms, work / kind)
+                else:
+                    inp = harness.make_input(kind, i, ms, seeds)
+                    o = harness.run_input(inp, work, cli=bool(cli), scan=bool(scan), full=bool(full))
             except Exception:  # noqa: BLE001 - the harness itself failed: report it as a crash
                 inp = None
                 o = harness.Outcome(crash="harness: " + traceback.format_exc())
             dt = time.monotonic() - t0
             rss = _status_kb("VmHWM")
-            rec = {"done": i, "kind": kind, "t": round(dt, 4), "rss_kb": rss, "size": inp.size if inp else 0,
+            size = inp.size if inp else (short_size if kind in short_reads.KINDS else 0)
+            rec = {"done": i, "kind": kind, "t": round(dt, 4), "rss_kb": rss, "size": size,
                    "crash": bool(o.crash), "silent": len(o.silent), "misreported": len(o.misreported),
                    "false": len(o.false_refusals), "problems": len(o.problems), "findings": o.findings,
                    "cli": bool(cli), "scan": bool(scan), "full": bool(full),
@@ -419,6 +432,15 @@ def replay(spec: str, args) -> None:
 
     kind, index = spec.split(":")
     i = int(index)
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fuzz_short_reads as short_reads
+
+    if kind in short_reads.KINDS:  # rebuilt from its seed, kept in the work dir
+        work = Path(tempfile.mkdtemp(prefix="kf-replay-"))
+        o, size = short_reads.run(kind, i, mutation_seed(args.seed, kind, i), work / "w")
+        print(json.dumps({"kind": kind, "index": i, "size": size, "crash": o.crash, "problems": o.problems},
+                         indent=1))
+        return
     inp = harness.make_input(kind, i, mutation_seed(args.seed, kind, i), corpus.all_seeds())
     work = Path(tempfile.mkdtemp(prefix="kf-replay-"))
     t0 = time.monotonic()
