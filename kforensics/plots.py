@@ -27,6 +27,16 @@ from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from .catalogue import VERDICTS
+
+# the fleet view (records and partitions lost or at risk by cluster and topic), kept in its own module; the
+# notebooks reach it here, with the rest of the plots
+from .plots_fleet import fleet_heatmap as fleet_heatmap
+from .plots_fleet import fleet_losses_frame as fleet_losses_frame
+from .plots_fleet import fleet_matrix as fleet_matrix
+from .plots_fleet import fleet_partitions_frame as fleet_partitions_frame
+from .plots_fleet import groups_by_topic_frame as groups_by_topic_frame
+from .plots_fleet import loss_times as loss_times
+from .plots_fleet import lost_batches_frame as lost_batches_frame
 from .replay.engine import EpochRun, PartitionReplay, ReplicaOutcome
 from .replay.report import ReplayReport
 from .scan.model import ScanReport

@@ -27,6 +27,7 @@ COMMANDS = {
     "replay": ("kforensics.cli.replay", "Replay leader-epoch truncation across brokers: loss and fork verdicts."),
     "timeline": ("kforensics.cli.timeline", "Leader elections per partition, from a KRaft metadata log."),
     "spark": ("kforensics.cli.spark", "Scan and replay many archived broker snapshots on Spark."),
+    "report": ("kforensics.cli.report", "The incident report: self-contained HTML, and Markdown for tickets."),
 }
 
 

@@ -1,0 +1,97 @@
+"""The inputs ``replay`` and ``report`` share: broker log dirs, ``--broker ID=DIR`` or ``--scenario DIR``.
+
+One declaration of the arguments (:func:`replay_input_options`) and one
+resolution of them (:func:`resolve_replay_inputs`): the brokers to replay,
+the scenario's events, the metadata logs, and the log dirs the consumer and
+transaction analyses read, with the compiled kernels' cache checked against
+every input before anything loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def replay_input_options(fn: F) -> F:
+    """``LOG_DIRS...``, ``--broker ID=DIR`` (repeatable) and ``--scenario DIR``, in this order."""
+    fn = click.option("--scenario", type=click.Path(exists=True, file_okay=False),
+                      help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario "
+                           "builder.")(fn)
+    fn = click.option("--broker", "broker_dirs", multiple=True, metavar="ID=DIR",
+                      help="A broker's log dir with its id.")(fn)
+    return click.argument("log_dirs", nargs=-1, type=click.Path(exists=True))(fn)
+
+
+@dataclass
+class ReplayInputs:
+    """What the command line names, resolved for :func:`kforensics.replay.report.replay_all`."""
+
+    brokers: Any  # list of log dirs, or broker id -> [log dirs]
+    events: list[dict[str, Any]] | None
+    metadata: list[Any]
+    scenario: Any = None  # the loaded scenario, when --scenario was given
+
+    def impact_log_dirs(self, report: Any) -> Any:
+        """The log dirs holding the internal topics: a scenario's second log dir per broker, else those the
+        replay read."""
+        return self.scenario.log_dirs if self.scenario is not None else report.log_dirs
+
+    @property
+    def evidence(self) -> list[str]:
+        """Every input location the command line names (for output refusal and the evidence list)."""
+        return list(self._evidence)
+
+    _evidence: tuple[str, ...] = ()
+
+
+def resolve_replay_inputs(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None,
+                          metadata: tuple[str, ...] | list[str]) -> ReplayInputs:
+    """The brokers, events and metadata logs named by ``LOG_DIRS``, ``--broker`` or ``--scenario`` (click's
+    usage errors when they clash), after checking that the kernels' cache is in none of them."""
+    from ..log import kernels
+
+    events = None
+    metadata = list(metadata)
+    sc = None
+    if scenario:
+        from ..scenario import load_scenario
+
+        sc = load_scenario(scenario)
+        brokers, events = sc.brokers, sc.events or None
+        metadata += sc.metadata
+    elif broker_dirs:
+        if log_dirs:
+            raise click.UsageError("give either LOG_DIRS or --broker, not both")
+        brokers = {}
+        for spec in broker_dirs:
+            bid, _, d = spec.partition("=")
+            if not bid.isdigit() or not d:
+                raise click.BadParameter(f"{spec!r} is not ID=DIR", param_hint="--broker")
+            if int(bid) in brokers:
+                raise click.BadParameter(f"broker {bid} is given twice", param_hint="--broker")
+            brokers[int(bid)] = [d]
+    else:
+        if not log_dirs:
+            raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
+        brokers = list(log_dirs)
+    named = [*log_dirs, *(s.partition("=")[2] for s in broker_dirs), *metadata, *([scenario] if scenario else [])]
+    # the compiled kernels' cache never in, on or above an input
+    kernels.check_cache_location(named)
+    return ReplayInputs(brokers, events, metadata, sc, tuple(dict.fromkeys(str(n) for n in named)))
+
+
+def replay_document(report: Any, impact: Any) -> dict[str, Any]:
+    """The document ``replay --format json`` prints (JSON-able): the report, its impact and their findings."""
+    from ..serialize import to_jsonable
+    from .json_out import document
+
+    doc = document("replay", report)
+    doc["findings"] += to_jsonable(impact.findings)
+    doc.update(to_jsonable(impact))
+    return doc
