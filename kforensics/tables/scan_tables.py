@@ -250,6 +250,7 @@ class BatchesWriter:
     background thread (Arrow and Parquet release the GIL, so the encoding overlaps the walk) while the next
     row group is gathered; a finished row group waits until the previous one is written.  The rows held at
     any time stay below two row groups and a chunk (:attr:`peak_held_rows` records the most ever held).
+    Not thread-safe: call it (and :meth:`close`) from one thread, the scan's; the writer thread is its own.
     """
 
     def __init__(self, path: str, context: dict[str, Any] | None = None, filesystem: Any = None, *,
