@@ -122,8 +122,6 @@ def elections_section(ev: ReplayEvidence) -> Section:
         return s
     s.table(["partition", "metadata offset", "time (UTC)", "leader", "epoch", "ISR", "replicas", "unclean",
              "record", "file"], rows, limit=MAX_ROWS, what="records")
-    if ev.report is not None:
-        _add_timelines(ev, s)
     return s
 
 
@@ -141,6 +139,8 @@ def verdicts_section(ev: ReplayEvidence) -> Section:
              "committed lost", "offsets lost", "written (UTC)"], rows,
             caption="Partitions, the worst first (records lost: the union over replicas of the offsets the new "
                     "leader does not serve)", limit=MAX_ROWS, what="partitions")
+    if ev.report is not None:
+        _add_timelines(ev, s)
     detail = []
     for p in ev.partitions():
         for r in sorted(p["replicas"], key=lambda r: r["broker_id"]):

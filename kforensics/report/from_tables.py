@@ -14,7 +14,7 @@ from collections.abc import Callable
 from ..plots_fleet import NO_CLUSTER
 from ..severity import Severity
 from ..verdict_rules import fails_replay
-from .model import Section, ranges_text
+from .model import Section, count, ranges_text
 from .table_sections import (
     consumers_section,
     elections_section,
@@ -79,8 +79,9 @@ def summary_section(t: Tables) -> Section:
     lost = parts[parts["records_lost"] > 0]
     groups = 0 if ci.empty else ci[["cluster", "group"]].drop_duplicates().shape[0]
     if v.empty:
-        s.text(f"Scan tables of {t.get('files')['broker_id'].nunique() if not t.get('files').empty else 0} "
-               "brokers: no replay.")
+        brokers = t.get("files")["broker_id"].nunique() if not t.get("files").empty else 0
+        s.text(f"Scan tables of {count(brokers, 'broker')}: no replay (what each broker's next start cuts: What a "
+               "restart will do).")
     else:
         s.text(f"{len(parts)} partitions replayed in {len(clusters)} clusters. {len(lost)} partitions lose "
                f"{int(lost['records_lost'].sum())} records the new leader does not serve, "

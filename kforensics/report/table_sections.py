@@ -157,7 +157,9 @@ def restart_section(t: Tables) -> Section:
     if p.empty:
         s.text("No partitions table.")
         return s
-    cut = _sorted(p[p["recovery_lost_records"].fillna(0) > 0], ["cluster", "broker_id", "topic", "partition"])
+    # a torn batch's records are unknown (0 counted) but its offsets are named: it is cut all the same
+    cuts = (p["recovery_lost_records"].fillna(0) > 0) | p["recovery_lost_first_offset"].notna()
+    cut = _sorted(p[cuts], ["cluster", "broker_id", "topic", "partition"])
     s.text(f"{len(p) - len(cut)} of {len(p)} partition copies lose nothing at their broker's next start.")
     s.table(["cluster", "broker", "partition dir", "log end", "after restart", "lost offsets", "records lost",
              "of them committed"],

@@ -120,3 +120,27 @@ def test_a_report_on_tables(tmp_path, fleet):
     assert without_generation_line(html[0]) == without_generation_line(html[1])
     md = (tmp_path / "f0.md").read_text(encoding="utf-8")
     assert "others (" in md or "partitions shown" in md
+
+
+def test_a_report_on_scan_tables(tmp_path):
+    """``report --tables`` over ``scan --out``: what each partition's next start cuts is the partitions table's."""
+    import pandas as pd
+
+    from tests.report.helpers import kforensics, md_tables, parse_html
+
+    out = tmp_path / "scan"
+    r = kforensics("scan", "fixtures/brokers/damaged", "--out", str(out))
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    r = kforensics("report", "--tables", str(out), "--out", str(tmp_path / "s.html"), "--markdown",
+                   str(tmp_path / "s.md"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "restart" in parse_html((tmp_path / "s.html").read_text(encoding="utf-8")).sections
+    parts = pd.read_parquet(out / "partitions.parquet")
+    cut = parts[(parts["recovery_lost_records"].fillna(0) > 0) | parts["recovery_lost_first_offset"].notna()]
+    shown = md_tables((tmp_path / "s.md").read_text(encoding="utf-8"))["What a restart will do"]
+    assert sorted((x["partition dir"], x["records lost"]) for x in shown) == sorted(
+        (d, str(int(n))) for d, n in zip(cut["dir_name"], cut["recovery_lost_records"].fillna(0)))
+    files = pd.read_parquet(out / "files.parquet")
+    listed = next(v for k, v in md_tables((tmp_path / "s.md").read_text(encoding="utf-8")).items()
+                  if k.startswith("Files read"))
+    assert sorted(x["SHA-256"] for x in listed) == sorted(files["sha256"].fillna("-"))
