@@ -197,7 +197,7 @@ def fleet_heatmap(verdicts: pd.DataFrame, *, top_topics: int = TOP_TOPICS,
         ax.set_axis_off()
         return fig
     nr, nc = records.shape
-    fig, (ax, bars) = plt.subplots(1, 2, figsize=(min(15.0, 5.0 + 0.75 * nc + 3.0), max(3.2, 1.8 + 0.3 * nr)),
+    fig, (ax, bars) = plt.subplots(1, 2, figsize=(min(12.0, 5.0 + 0.6 * nc + 2.5), max(3.2, 1.8 + 0.3 * nr)),
                                    layout="constrained", gridspec_kw={"width_ratios": [max(nc, 2), 3]},
                                    sharey=True)
     vmax = max(1, int(records.values.max()))

@@ -20,7 +20,7 @@ color:#212121;background:#fff;line-height:1.4}
 h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #b71c1c;padding-bottom:.2em;margin-top:2em}
 .sub{color:#555}.gen{color:#888;font-size:.85em}
 nav ul{columns:3;list-style:none;padding:0}nav a{color:#0d47a1}
-table{border-collapse:collapse;margin:.8em 0;font-size:.85em}
+table{border-collapse:collapse;margin:.8em 0;font-size:.85em;min-width:24em}
 th,td{border:1px solid #ccc;padding:.25em .45em;text-align:left;vertical-align:top;word-break:break-word}
 th{background:#eceff1;position:sticky;top:0}tr:nth-child(even) td{background:#fafafa}
 caption,.caption{text-align:left;font-weight:600;padding:.3em 0;margin:.8em 0 .2em}
