@@ -21,7 +21,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #b71c1c;padding
 .sub{color:#555}.gen{color:#888;font-size:.85em}
 nav ul{columns:3;list-style:none;padding:0}nav a{color:#0d47a1}
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em;min-width:24em}
-th,td{border:1px solid #ccc;padding:.25em .45em;text-align:left;vertical-align:top;word-break:break-word}
+th,td{border:1px solid #ccc;padding:.25em .45em;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td.long{word-break:break-all;min-width:16em}.scroll{overflow-x:auto}
 th{background:#eceff1;position:sticky;top:0}tr:nth-child(even) td{background:#fafafa}
 caption,.caption{text-align:left;font-weight:600;padding:.3em 0;margin:.8em 0 .2em}
 details{margin:.8em 0}summary{cursor:pointer;font-weight:600}.note{color:#777;font-style:italic}
@@ -68,15 +69,25 @@ def _table(t: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in t.headers)
     rows = []
     for r in t.rows:
-        tds = "".join(f'<td class="num">{escape(cell(c))}</td>' if isinstance(c, int) and not isinstance(c, bool)
-                      else f"<td>{escape(cell(c))}</td>" for c in r)
+        tds = "".join(_td(c) for c in r)
         rows.append(f"<tr>{tds}</tr>")
     note = f'<p class="note">{escape(t.note)}</p>' if t.note else ""
-    body = f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{note}"
+    body = (f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+            f"</table></div>{note}")
     if len(t.rows) > COLLAPSE_ROWS:
         # long lists (every file, every finding) folded: the page stays readable, printing unfolds nothing lost
         return f"<details><summary>{escape(t.caption or 'table')}: {len(t.rows)} rows</summary>{body}</details>"
     return body
+
+
+def _td(c: object) -> str:
+    """One cell: numbers right-aligned; long unbroken text (paths, digests) may break anywhere, words never."""
+    if isinstance(c, int) and not isinstance(c, bool):
+        return f'<td class="num">{escape(cell(c))}</td>'
+    text = cell(c)
+    if max((len(w) for w in text.split()), default=0) > 30:
+        return f'<td class="long">{escape(text)}</td>'
+    return f"<td>{escape(text)}</td>"
 
 
 def _figure(f: Figure) -> str:
