@@ -134,6 +134,10 @@ def test_an_unreadable_segment_is_unknown_in_scan_and_not_judged_in_replay(share
     verdicts = {r["broker_id"]: [v["code"] for v in r["verdicts"]] for r in json.loads(rj.stdout)["partitions"][0]
                 ["replicas"]}
     assert verdicts[2] == ["NOT_JUDGED"]
+    import jsonschema
+
+    schema = json.loads((ROOT / "docs" / "schemas" / "replay.schema.json").read_text())
+    jsonschema.validate(json.loads(rj.stdout), schema)  # NOT_JUDGED and the role "unknown" are in the schema
     rt = _as_unprivileged("replay", *brokers)
     assert "every replica OK" not in rt.stdout and "NOT_JUDGED" in rt.stdout
 
