@@ -32,6 +32,7 @@ from ..consumers.committed_offsets import CommittedOffset
 from ..consumers.replay_impact import partition_replay_impact
 from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, finding
+from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.sources import split_uri
 from ..replay.engine import PartitionReplay
@@ -111,10 +112,13 @@ def replay_tasks(statuses: list[dict], parallelism: int, tasks_per_partition: in
 
 def write_not_replayed(statuses: list[dict], staging: str, filesystem: FileSystem = None) -> None:
     """The partition dirs the replay leaves out (the metadata log, ``-delete``/``-future``/``-stray`` dirs), per
-    cluster, said as ``replay`` says them (:func:`kforensics.replay.not_replayed.not_replayed_findings`)."""
+    cluster, said as ``replay`` says them (:func:`kforensics.replay.not_replayed.not_replayed_findings`).  A
+    controller's snapshot (nothing but the metadata log) is no broker: its log is the controller's record, as
+    ``replay --metadata`` takes it, and no replica left out."""
+    brokers = {s["snapshot_id"] for s in statuses if s.get("topic") not in (None, METADATA_TOPIC)}
     by_cluster: dict[str | None, list[LeftOut]] = {}
     for s in statuses:
-        if s.get("left_out") is not None:
+        if s.get("left_out") is not None and s["snapshot_id"] in brokers:
             by_cluster.setdefault(s["cluster"], []).append(pickle.loads(s["left_out"]))
     for i, cluster in enumerate(sorted(by_cluster, key=lambda c: (c is not None, str(c)))):
         outs = sorted(by_cluster[cluster], key=lambda o: (o.broker_id, o.path))
