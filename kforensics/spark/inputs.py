@@ -15,7 +15,9 @@ from ..errors import InputError
 from ..scan.model import BrokerIdentity
 
 if TYPE_CHECKING:
-    from .plan import EvidencePath
+    from pathlib import Path
+
+    from ..log.sources import ArrowPath, TarPath
 
 
 @dataclass(frozen=True)
@@ -111,8 +113,8 @@ class Located:
     """A snapshot found to be one broker's log dirs."""
 
     snapshot: Snapshot
-    root: EvidencePath
-    log_dirs: list[EvidencePath]
+    root: Path | TarPath | ArrowPath
+    log_dirs: list[Path | TarPath | ArrowPath]
     identity: BrokerIdentity
 
     @property

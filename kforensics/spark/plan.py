@@ -38,7 +38,8 @@ from .schemas import TASK_COLUMNS
 if TYPE_CHECKING:
     from ..kraft.timeline import Timeline
 
-#: where evidence is read from: a local path, an archive member, a file of a pyarrow filesystem
+#: where evidence is read from: a local path, an archive member, a file of a pyarrow filesystem (as
+#: :class:`kforensics.spark.inputs.Located` holds it)
 EvidencePath = Path | TarPath | ArrowPath
 
 
