@@ -1,10 +1,10 @@
 """Command line of the lab.
 
-    python -m kflab run SCENARIO [--seed N] [--version V] [--out DIR]
-    python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--out DIR]
-    python -m kflab recompare RUN_DIR...      # predictions and checks again on kept evidence (no Kafka)
-    python -m kflab summary OUT_DIR           # summary.json/.md from the result.json files under OUT_DIR
-    python -m kflab export RUN_DIR DEST       # a compared run as a fixture set (fixtures/lab/<name>)
+python -m kflab run SCENARIO [--seed N] [--version V] [--out DIR]
+python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--out DIR]
+python -m kflab recompare RUN_DIR...      # predictions and checks again on kept evidence (no Kafka)
+python -m kflab summary OUT_DIR           # summary.json/.md from the result.json files under OUT_DIR
+python -m kflab export RUN_DIR DEST       # a compared run as a fixture set (fixtures/lab/<name>)
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ DEFAULT_OUT = jars.LAB / "runs"
 
 def _run(args) -> int:
     from .runner import run_one
+
     r = run_one(Path(args.out), args.version, args.scenario, args.seed)
     print(f"{r['status']}: {Path(r['run_dir']) / 'report.md'}")
     return 0 if r["status"] == "compared" else 1
@@ -34,6 +35,7 @@ def _run(args) -> int:
 def _campaign(args) -> int:
     """N incidents drawn from a seeded schedule, spread over the versions; stops at --max-minutes."""
     from .runner import run_one
+
     rng = random.Random(args.seed)
     versions = args.versions.split(",")
     names = args.scenarios.split(",") if args.scenarios else sorted(INCIDENTS)
@@ -49,8 +51,11 @@ def _campaign(args) -> int:
         r = run_one(out, version, scenario, seed)
         results.append(r)
         s = write_summary(out, results)
-        print(f"[{i + 1}/{args.count}] {scenario} {version} seed {seed}: {r['status']}; "
-              f"disagreements so far {len(s['disagreements'])}", flush=True)
+        print(
+            f"[{i + 1}/{args.count}] {scenario} {version} seed {seed}: {r['status']}; "
+            f"disagreements so far {len(s['disagreements'])}",
+            flush=True,
+        )
     write_summary(out, results)
     print(f"summary: {out / 'summary.md'}")
     return 0
@@ -59,6 +64,7 @@ def _campaign(args) -> int:
 def _recompare(args) -> int:
     from .compare import compare
     from .predict import predict
+
     for d in args.run_dirs:
         d = Path(d)
         r = json.loads((d / "result.json").read_text())
@@ -86,13 +92,16 @@ def _summary(args) -> int:
 
 def _export(args) -> int:
     from .fixtures import export
+
     sizes = export(Path(args.run_dir), Path(args.dest))
     print(f"{args.dest}: {sum(sizes.values())} bytes in {len(sizes)} files")
     return 0
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="kflab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="kflab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("scenario", choices=sorted(INCIDENTS))
@@ -109,8 +118,11 @@ def main(argv=None) -> int:
     rc = sub.add_parser("recompare")
     rc.add_argument("run_dirs", nargs="+")
     rc.add_argument("--reuse", action="store_true", help="keep the predictions, only compare again")
-    rc.add_argument("--same-flag", action="store_true",
-                    help="model the Kafka version the run was predicted with (default: the run's own version)")
+    rc.add_argument(
+        "--same-flag",
+        action="store_true",
+        help="model the Kafka version the run was predicted with (default: the run's own version)",
+    )
     sm = sub.add_parser("summary")
     sm.add_argument("out_dir")
     ex = sub.add_parser("export")
@@ -119,7 +131,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     install_handlers()
     try:
-        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary, "export": _export}[args.cmd](args)
+        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary, "export": _export}[
+            args.cmd
+        ](args)
     finally:
         kill_all()
 

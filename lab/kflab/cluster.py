@@ -18,8 +18,15 @@ from . import jars, procs
 
 CONTROLLER = 100
 BROKERS = (1, 2, 3)
-JVM_OPTS = ["-Xmx256m", "-Xms48m", "-Xss512k", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-XX:MaxDirectMemorySize=128m", "-Djava.awt.headless=true"]
+JVM_OPTS = [
+    "-Xmx256m",
+    "-Xms48m",
+    "-Xss512k",
+    "-XX:+UseSerialGC",
+    "-XX:TieredStopAtLevel=1",
+    "-XX:MaxDirectMemorySize=128m",
+    "-Djava.awt.headless=true",
+]
 MAX_LIFE_S = 1200  # every JVM is SIGKILLed by its timeout wrapper after this, whatever happens to the harness
 
 LOG4J2 = """status = warn
@@ -48,18 +55,36 @@ log4j.logger.kafka.request.logger=WARN
 # frozen broker leaves the ISR within seconds; no preferred-leader rebalance, so the leader observed
 # after a restart is the one the election chose.
 BROKER_CONF = {
-    "num.network.threads": 2, "num.io.threads": 2, "num.replica.fetchers": 1, "background.threads": 2,
-    "num.recovery.threads.per.data.dir": 1, "log.cleaner.threads": 1, "log.cleaner.dedupe.buffer.size": 4194304,
-    "num.partitions": 1, "default.replication.factor": 3, "auto.create.topics.enable": "false",
-    "offsets.topic.replication.factor": 3, "offsets.topic.num.partitions": 1,
-    "transaction.state.log.replication.factor": 3, "transaction.state.log.min.isr": 2,
-    "transaction.state.log.num.partitions": 1, "group.initial.rebalance.delay.ms": 0,
-    "auto.leader.rebalance.enable": "false", "replica.lag.time.max.ms": 4000,
-    "broker.heartbeat.interval.ms": 500, "log.index.size.max.bytes": 10240,
-    "unclean.leader.election.enable": "false", "controlled.shutdown.enable": "true",
+    "num.network.threads": 2,
+    "num.io.threads": 2,
+    "num.replica.fetchers": 1,
+    "background.threads": 2,
+    "num.recovery.threads.per.data.dir": 1,
+    "log.cleaner.threads": 1,
+    "log.cleaner.dedupe.buffer.size": 4194304,
+    "num.partitions": 1,
+    "default.replication.factor": 3,
+    "auto.create.topics.enable": "false",
+    "offsets.topic.replication.factor": 3,
+    "offsets.topic.num.partitions": 1,
+    "transaction.state.log.replication.factor": 3,
+    "transaction.state.log.min.isr": 2,
+    "transaction.state.log.num.partitions": 1,
+    "group.initial.rebalance.delay.ms": 0,
+    "auto.leader.rebalance.enable": "false",
+    "replica.lag.time.max.ms": 4000,
+    "broker.heartbeat.interval.ms": 500,
+    "log.index.size.max.bytes": 10240,
+    "unclean.leader.election.enable": "false",
+    "controlled.shutdown.enable": "true",
 }
-CONTROLLER_CONF = {"broker.session.timeout.ms": 5000, "num.io.threads": 2, "num.network.threads": 1,
-                   "background.threads": 2, "log.index.size.max.bytes": 10240}
+CONTROLLER_CONF = {
+    "broker.session.timeout.ms": 5000,
+    "num.io.threads": 2,
+    "num.network.threads": 1,
+    "background.threads": 2,
+    "log.index.size.max.bytes": 10240,
+}
 
 
 def _props(d: dict) -> str:
@@ -92,37 +117,59 @@ class Cluster:
         ports = procs.free_ports(1 + len(BROKERS))
         self.ports = dict(zip((CONTROLLER,) + BROKERS, ports))
         for node in (CONTROLLER,) + BROKERS:
-            (self.conf_dir / f"{node_name(node)}.properties").write_text(_props(self.node_conf(node, self.data_dir(node))))
+            (self.conf_dir / f"{node_name(node)}.properties").write_text(
+                _props(self.node_conf(node, self.data_dir(node)))
+            )
         (self.conf_dir / "log4j2.properties").write_text(LOG4J2)
         (self.conf_dir / "log4j.properties").write_text(LOG4J1)
 
     def node_conf(self, node: int, data: Path) -> dict:
         voters = f"{CONTROLLER}@127.0.0.1:{self.ports.get(CONTROLLER, 9093)}"
-        base = {"node.id": node, "controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
-                "log.dirs": str(data)}
+        base = {
+            "node.id": node,
+            "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+            "log.dirs": str(data),
+        }
         if node == CONTROLLER:
             port = self.ports.get(node, 9093)
-            return {**base, "process.roles": "controller", "listeners": f"CONTROLLER://127.0.0.1:{port}",
-                    "listener.security.protocol.map": "CONTROLLER:PLAINTEXT", **CONTROLLER_CONF}
+            return {
+                **base,
+                "process.roles": "controller",
+                "listeners": f"CONTROLLER://127.0.0.1:{port}",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+                **CONTROLLER_CONF,
+            }
         port = self.ports.get(node, 9092)
-        return {**base, "process.roles": "broker", "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}", "inter.broker.listener.name": "PLAINTEXT",
-                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT", **BROKER_CONF}
+        return {
+            **base,
+            "process.roles": "broker",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **BROKER_CONF,
+        }
 
     def bootstrap(self) -> str:
         return ",".join(f"127.0.0.1:{self.ports[b]}" for b in BROKERS)
 
     # -- processes -----------------------------------------------------------------------------
     def java_argv(self, main: str, args: list[str]) -> list[str]:
-        logcfg = (f"-Dlog4j2.configurationFile={self.conf_dir / 'log4j2.properties'}" if jars.major(self.version) >= 4
-                  else f"-Dlog4j.configuration=file:{self.conf_dir / 'log4j.properties'}")
+        logcfg = (
+            f"-Dlog4j2.configurationFile={self.conf_dir / 'log4j2.properties'}"
+            if jars.major(self.version) >= 4
+            else f"-Dlog4j.configuration=file:{self.conf_dir / 'log4j.properties'}"
+        )
         return [jars.java_bin(self.version), *JVM_OPTS, logcfg, "-cp", jars.classpath(self.version), main, *args]
 
     def start(self, node: int) -> None:
         """Start one node (its JVM log appends to logs/<tag>/<node>.log)."""
         conf = self.conf_dir / f"{node_name(node)}.properties"
         log = self.log_dir / f"{node_name(node)}.log"
-        self.procs[node] = procs.spawn(node_name(node), self.java_argv("kafka.Kafka", [str(conf)]), str(log), MAX_LIFE_S)
+        self.procs[node] = procs.spawn(
+            node_name(node), self.java_argv("kafka.Kafka", [str(conf)]), str(log), MAX_LIFE_S
+        )
         self.started_at[node] = time.time()
 
     def start_all(self, brokers=BROKERS) -> None:
@@ -136,10 +183,12 @@ class Cluster:
 
     def freeze(self, node: int) -> None:
         import signal
+
         self.procs[node].signal(signal.SIGSTOP)
 
     def thaw(self, node: int) -> None:
         import signal
+
         self.procs[node].signal(signal.SIGCONT)
 
     def kill_all(self) -> None:
@@ -186,9 +235,11 @@ def template(version: str, timeout_s: int = 240) -> Path:
     def fmt(node: int) -> subprocess.CompletedProcess:
         conf = c.conf_dir / f"{node_name(node)}.properties"
         argv = ["timeout", "--signal=KILL", str(timeout_s)] + c.java_argv(
-            "kafka.tools.StorageTool", ["format", "-t", cid, "-c", str(conf), "--ignore-formatted"])
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s + 10, start_new_session=True,
-                              check=False)
+            "kafka.tools.StorageTool", ["format", "-t", cid, "-c", str(conf), "--ignore-formatted"]
+        )
+        return subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout_s + 10, start_new_session=True, check=False
+        )
 
     with ThreadPoolExecutor(2) as ex:
         results = list(ex.map(fmt, (CONTROLLER,) + BROKERS))

@@ -31,8 +31,16 @@ def _check(name, topic, part, broker, predicted, observed, **extra) -> dict:
         extra.setdefault("predicted_count", len(predicted))
         extra.setdefault("observed_count", len(observed))
         predicted, observed = sorted(predicted)[:SHOW], sorted(observed)[:SHOW]
-    return {"check": name, "topic": topic, "partition": part, "broker": broker, "predicted": predicted,
-            "observed": observed, "agree": agree, **extra}
+    return {
+        "check": name,
+        "topic": topic,
+        "partition": part,
+        "broker": broker,
+        "predicted": predicted,
+        "observed": observed,
+        "agree": agree,
+        **extra,
+    }
 
 
 def contents(root: Path) -> dict:
@@ -40,8 +48,15 @@ def contents(root: Path) -> dict:
     out = {}
     for b in BROKERS:
         d = root / node_name(b)
-        out[b] = {p.name: partition_content(p) for p in sorted(d.iterdir())
-                  if p.is_dir() and p.name.rpartition("-")[0] in TOPICS} if d.exists() else {}
+        out[b] = (
+            {
+                p.name: partition_content(p)
+                for p in sorted(d.iterdir())
+                if p.is_dir() and p.name.rpartition("-")[0] in TOPICS
+            }
+            if d.exists()
+            else {}
+        )
     return out
 
 
@@ -86,8 +101,10 @@ def partition_checks(p: dict, outcome: dict, before: dict, after: dict) -> list[
     st = st.get(str(part), st.get(part)) if isinstance(st, dict) else None
     ep = (outcome.get("epochs") or {}).get(topic, {})
     ep = ep.get(str(part), ep.get(part)) if isinstance(ep, dict) else None
-    out = [_check("leader", topic, part, None, p.get("leader"), (st or {}).get("leader")),
-           _check("leader_epoch", topic, part, None, p.get("leader_epoch"), ep)]
+    out = [
+        _check("leader", topic, part, None, p.get("leader"), (st or {}).get("leader")),
+        _check("leader_epoch", topic, part, None, p.get("leader_epoch"), ep),
+    ]
     reps = {r["broker_id"]: r for r in p.get("replicas") or []}
     lead_rec = reps.get(p.get("leader")) or {}
     lead_before = before.get(p.get("leader"), {}).get(key, {}).get("records", {})
@@ -123,8 +140,12 @@ def recovery_checks(scans: dict, outcome: dict, before: dict) -> list[dict]:
             r = sp.get("recovery") or {}
             pred = None
             if r.get("truncate_segment") is not None and r.get("truncate_position") is not None:
-                pred = [Path(str(r["truncate_segment"])).name if not isinstance(r["truncate_segment"], int)
-                        else f"{r['truncate_segment']:020d}.log", r["truncate_position"]]
+                pred = [
+                    Path(str(r["truncate_segment"])).name
+                    if not isinstance(r["truncate_segment"], int)
+                    else f"{r['truncate_segment']:020d}.log",
+                    r["truncate_position"],
+                ]
             obs = None
             sizes = before.get(b, {}).get(sp["dir_name"], {}).get("sizes", {})
             for seg, info in sorted((lines.get(sp["dir_name"]) or {}).items()):
@@ -154,8 +175,20 @@ def group_checks(replay: dict, outcome: dict) -> list[dict]:
                 continue
             ci = impacts.get((group, topic, int(p)))
             pred = bool(ci) and ci["committed_offset"] > ci["log_end_offset"]
-            out.append(_check("group_offset_past_end", topic, int(p), None, pred, off > end, group=group,
-                              committed=off, end=end, predicted_end=ci["log_end_offset"] if ci else None))
+            out.append(
+                _check(
+                    "group_offset_past_end",
+                    topic,
+                    int(p),
+                    None,
+                    pred,
+                    off > end,
+                    group=group,
+                    committed=off,
+                    end=end,
+                    predicted_end=ci["log_end_offset"] if ci else None,
+                )
+            )
     return out
 
 

@@ -18,8 +18,20 @@ from .cluster import BROKERS, CONTROLLER, node_name
 from .compare import TOPICS, compare
 from .predict import predict
 
-KEEP_OUTCOME = ("converged", "seconds_to_converge", "states", "epochs", "order", "restart", "recovery",
-                "elections", "clean_stop", "timeout", "end_offsets", "group_offsets")
+KEEP_OUTCOME = (
+    "converged",
+    "seconds_to_converge",
+    "states",
+    "epochs",
+    "order",
+    "restart",
+    "recovery",
+    "elections",
+    "clean_stop",
+    "timeout",
+    "end_offsets",
+    "group_offsets",
+)
 
 
 def _tar(src: Path, dst: Path, members: list[Path] | None = None) -> None:
@@ -44,12 +56,20 @@ def export(run_dir: Path, dest: Path) -> dict:
         parts = [p for p in sorted(d.iterdir()) if p.is_dir() and p.name.rpartition("-")[0] in TOPICS]
         _tar(d, dest / "after" / f"{node_name(b)}.tgz", parts)
     outcome = {k: result["outcome"].get(k) for k in KEEP_OUTCOME}
-    meta = {"scenario": result["scenario"], "version": result["version"], "seed": result["seed"],
-            "story": result.get("story"), "kforensics": result["predictions"].get("kforensics"),
-            "kafka_version_flag": result["predictions"].get("kafka_version_flag", "latest")}
+    meta = {
+        "scenario": result["scenario"],
+        "version": result["version"],
+        "seed": result["seed"],
+        "story": result.get("story"),
+        "kforensics": result["predictions"].get("kforensics"),
+        "kafka_version_flag": result["predictions"].get("kafka_version_flag", "latest"),
+    }
     (dest / "outcome.json").write_text(json.dumps({**meta, "outcome": outcome}, indent=1, default=str))
-    checks = [{k: c[k] for k in ("check", "topic", "partition", "broker", "observed", "agree")} | {"predicted_then": c["predicted"]}
-              for c in result["comparison"]["checks"]]
+    checks = [
+        {k: c[k] for k in ("check", "topic", "partition", "broker", "observed", "agree")}
+        | {"predicted_then": c["predicted"]}
+        for c in result["comparison"]["checks"]
+    ]
     (dest / "expected.json").write_text(json.dumps({"checks": checks}, indent=1, default=str))
     return {str(p.relative_to(dest)): p.stat().st_size for p in sorted(dest.rglob("*")) if p.is_file()}
 

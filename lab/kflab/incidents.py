@@ -32,6 +32,7 @@ def _wait_out_of_isr(w: Workload, topic: str, part: int, gone: set, timeout_s: f
     def ok():
         s = w.state(topic)[part]
         return s if not (set(s["isr"]) & gone) else None
+
     return wait_for(f"{sorted(gone)} out of {topic}-{part} ISR", ok, timeout_s)
 
 
@@ -86,8 +87,13 @@ def _cut_tail(pdir: Path, rng: random.Random) -> dict | None:
     cut = last["position"] + rng.randint(1, last["size"] - 1)
     size = seg.stat().st_size
     os.truncate(seg, cut)
-    return {"segment": str(seg.relative_to(pdir.parent.parent)), "size_before": size, "cut_at": cut,
-            "torn_batch": [last["base"], last["last"]], "torn_batch_position": last["position"]}
+    return {
+        "segment": str(seg.relative_to(pdir.parent.parent)),
+        "size_before": size,
+        "cut_at": cut,
+        "torn_batch": [last["base"], last["last"]],
+        "torn_batch_position": last["position"],
+    }
 
 
 def torn_tail(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
@@ -181,9 +187,15 @@ def controller_kill(c: Cluster, w: Workload, rng: random.Random, story: dict) ->
     w.produce("orders", "all", rng.randint(0, 10))
 
 
-INCIDENTS = {"leader-crash": leader_crash, "unclean-election": unclean_election, "torn-tail": torn_tail,
-             "power-loss-image": power_loss_snapshot, "follower-freeze": follower_freeze, "crc-flip": crc_flip,
-             "controller-kill": controller_kill}
+INCIDENTS = {
+    "leader-crash": leader_crash,
+    "unclean-election": unclean_election,
+    "torn-tail": torn_tail,
+    "power-loss-image": power_loss_snapshot,
+    "follower-freeze": follower_freeze,
+    "crc-flip": crc_flip,
+    "controller-kill": controller_kill,
+}
 TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN]}
 
 

@@ -49,16 +49,25 @@ def ensure_jars(version: str, timeout_s: int = 600) -> Path:
     if not mvn:
         raise Unavailable("Maven (mvn) is not installed")
     java_bin(version)
-    argv = [mvn, "-B", "-q", "-f", str(LAB / "pom.xml"), f"-Dkafka.version={version}",
-            f"-Dlab.libs={d}", "dependency:copy-dependencies"]
+    argv = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(LAB / "pom.xml"),
+        f"-Dkafka.version={version}",
+        f"-Dlab.libs={d}",
+        "dependency:copy-dependencies",
+    ]
     if major(version) < 4:
         argv.insert(4, "-Dlegacy.logging=1")
     env = dict(os.environ, JAVA_HOME=str(Path(java_bin(version)).parents[1]))
     errors = []
     for extra in (["-o"], []):
         try:
-            r = subprocess.run(argv[:1] + extra + argv[1:], capture_output=True, text=True, timeout=timeout_s, env=env,
-                               check=False)
+            r = subprocess.run(
+                argv[:1] + extra + argv[1:], capture_output=True, text=True, timeout=timeout_s, env=env, check=False
+            )
         except subprocess.TimeoutExpired:
             errors.append("maven timed out")
             continue

@@ -47,7 +47,9 @@ def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60) -> li
         c.start(b)
         t = time.monotonic()
         try:
-            wait_for(f"broker {b} unfenced", lambda b=b: _unfenced(c, b) or (not c.alive(b) and _raise(b)), per_broker_s)
+            wait_for(
+                f"broker {b} unfenced", lambda b=b: _unfenced(c, b) or (not c.alive(b) and _raise(b)), per_broker_s
+            )
             done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
         except Timeout:
             done.append({"broker": b, "unfenced_after_s": None})
@@ -58,8 +60,9 @@ def _raise(b):
     raise RuntimeError(f"broker {b} exited during the restart")
 
 
-def observe(run_dir: Path, version: str, topics: list[str], order: list[int] | None = None,
-            deadline_s: float = 120) -> dict:
+def observe(
+    run_dir: Path, version: str, topics: list[str], order: list[int] | None = None, deadline_s: float = 120
+) -> dict:
     """Restart every node on a copy of run_dir/evidence (brokers one by one in the given order, or all at
     once when order is None); return leaders, ISRs, epochs, recovery lines and the controller's elections."""
     data = run_dir / "restart"
@@ -77,17 +80,25 @@ def observe(run_dir: Path, version: str, topics: list[str], order: list[int] | N
             c.start_all()
         w = Workload(c.bootstrap(), "observe")
         try:
-            states = wait_for("leaders and full ISRs after restart", lambda: _converged(w, topics + INTERNAL), deadline_s, 1.0)
+            states = wait_for(
+                "leaders and full ISRs after restart", lambda: _converged(w, topics + INTERNAL), deadline_s, 1.0
+            )
             out["converged"] = True
         except Timeout as e:
             out["timeout"] = str(e)
             states = {t: _try(lambda t=t: w.state(t)) for t in topics + INTERNAL}
         out["seconds_to_converge"] = round(time.monotonic() - t0, 1)
         out["states"] = states
-        out["epochs"] = {t: _try(lambda t=t: w.leader_epochs(t, sorted(states[t]))) for t in topics
-                         if isinstance(states.get(t), dict) and "error" not in states[t]}
-        out["end_offsets"] = {t: _try(lambda t=t: w.end_offsets(t, sorted(states[t]))) for t in topics
-                              if isinstance(states.get(t), dict) and "error" not in states[t]}
+        out["epochs"] = {
+            t: _try(lambda t=t: w.leader_epochs(t, sorted(states[t])))
+            for t in topics
+            if isinstance(states.get(t), dict) and "error" not in states[t]
+        }
+        out["end_offsets"] = {
+            t: _try(lambda t=t: w.end_offsets(t, sorted(states[t])))
+            for t in topics
+            if isinstance(states.get(t), dict) and "error" not in states[t]
+        }
         out["group_offsets"] = {g: _try(lambda g=g: w.group_offsets(g)) for g in GROUPS}
         out["alive_before_stop"] = {n: c.alive(n) for n in (CONTROLLER,) + BROKERS}
     finally:
@@ -119,11 +130,15 @@ def recovery_lines(c: Cluster) -> dict:
     return out
 
 
-ELECTION_LINE = re.compile(r"\[(\S+ \S+)\] INFO \[QuorumController id=\d+\] (UNCLEAN )?partition change for (\S+) "
-                           r"with topic ID \S+: (.*) \(org")
+ELECTION_LINE = re.compile(
+    r"\[(\S+ \S+)\] INFO \[QuorumController id=\d+\] (UNCLEAN )?partition change for (\S+) "
+    r"with topic ID \S+: (.*) \(org"
+)
 
 
 def elections(c: Cluster) -> list[dict]:
     """The controller's partition changes during the restart, in order (why a leader or epoch moved)."""
-    return [{"time": m.group(1), "unclean": bool(m.group(2)), "partition": m.group(3), "change": m.group(4)}
-            for m in ELECTION_LINE.finditer(c.log_text(CONTROLLER))]
+    return [
+        {"time": m.group(1), "unclean": bool(m.group(2)), "partition": m.group(3), "change": m.group(4)}
+        for m in ELECTION_LINE.finditer(c.log_text(CONTROLLER))
+    ]

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .cluster import BROKERS, CONTROLLER, node_name
@@ -18,13 +19,16 @@ def pinned(rev: str) -> tuple[list[str], str]:
     """kforensics as committed at rev (git archive into lab/.cache), run by the repo's Python: predictions
     stay reproducible while the working tree is being edited.  Returns (argv, full commit id)."""
     from .jars import CACHE
-    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", rev], capture_output=True, text=True,
-                         check=True, timeout=30).stdout.strip()
+
+    sha = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", rev], capture_output=True, text=True, check=True, timeout=30
+    ).stdout.strip()
     dst = CACHE / f"kforensics-{sha[:12]}"
     if not (dst / "kforensics" / "__init__.py").exists():
         dst.mkdir(parents=True, exist_ok=True)
-        arch = subprocess.run(["git", "-C", str(REPO), "archive", sha, "kforensics"], capture_output=True,
-                              check=True, timeout=60).stdout
+        arch = subprocess.run(
+            ["git", "-C", str(REPO), "archive", sha, "kforensics"], capture_output=True, check=True, timeout=60
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(dst)], input=arch, check=True, timeout=60)
     py = REPO / ".venv" / "bin" / "python"
     py = str(py) if py.exists() else sys.executable
@@ -68,14 +72,42 @@ def predict(evidence: Path, out_dir: Path, kafka_version: str = "latest", timeou
     out_dir.mkdir(parents=True, exist_ok=True)
     kf = kforensics_argv()
     res = {"scan": {}, "kforensics": " ".join(kf), "kafka_version_flag": kafka_version}
-    for b in BROKERS:
-        d = evidence / node_name(b)
-        res["scan"][b] = _run(kf + ["scan", str(d), "--format", "json", "--no-progress", "--kafka-version", kafka_version],
-                              out_dir / f"scan-{node_name(b)}.json", timeout_s)
     meta = evidence / node_name(CONTROLLER) / "__cluster_metadata-0"
-    argv = kf + ["replay", *[str(evidence / node_name(b)) for b in BROKERS], "--metadata", str(meta), "--format", "json",
-                    "--kafka-version", kafka_version]
-    res["replay"] = _run(argv, out_dir / "replay.json", timeout_s)
+    jobs = {
+        "replay": (
+            kf
+            + [
+                "replay",
+                *[str(evidence / node_name(b)) for b in BROKERS],
+                "--metadata",
+                str(meta),
+                "--format",
+                "json",
+                "--kafka-version",
+                kafka_version,
+            ],
+            out_dir / "replay.json",
+        )
+    }
+    for b in BROKERS:
+        jobs[b] = (
+            kf
+            + [
+                "scan",
+                str(evidence / node_name(b)),
+                "--format",
+                "json",
+                "--no-progress",
+                "--kafka-version",
+                kafka_version,
+            ],
+            out_dir / f"scan-{node_name(b)}.json",
+        )
+    # two at a time: the commands are independent and mostly start-up time
+    with ThreadPoolExecutor(2) as ex:
+        done = {k: ex.submit(_run, argv, out, timeout_s) for k, (argv, out) in jobs.items()}
+    res["replay"] = done.pop("replay").result()
+    res["scan"] = {b: f.result() for b, f in done.items()}
     (out_dir / "commands.json").write_text(json.dumps(res, indent=1))
     return res
 

@@ -106,8 +106,9 @@ def install_handlers() -> None:
     _HANDLERS_SET = True
 
 
-def spawn(name: str, argv: list[str], log_path: str, max_life_s: int, env: dict | None = None,
-          cwd: str | None = None) -> Proc:
+def spawn(
+    name: str, argv: list[str], log_path: str, max_life_s: int, env: dict | None = None, cwd: str | None = None
+) -> Proc:
     """Start argv in a new session (own process group), stdout+stderr to log_path, killed after max_life_s."""
     install_handlers()
     # the wrapper gets SIGTERM if the harness dies (PDEATHSIG), forwards it to the JVM (Kafka shuts down) and
@@ -115,8 +116,16 @@ def spawn(name: str, argv: list[str], log_path: str, max_life_s: int, env: dict 
     full = ["timeout", "--kill-after=15", "--signal=KILL", str(int(max_life_s))] + argv
     with open(log_path, "ab") as out:
         # preexec_fn only calls prctl (async-signal-safe); the lab spawns from one thread at a time
-        popen = subprocess.Popen(full, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True, env=env, cwd=cwd, preexec_fn=_die_with_parent)  # noqa: PLW1509
+        popen = subprocess.Popen(
+            full,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+            preexec_fn=_die_with_parent,
+        )  # noqa: PLW1509
     p = Proc(name, popen, log_path)
     with _LOCK:
         _LIVE[p.pid] = p
@@ -126,6 +135,7 @@ def spawn(name: str, argv: list[str], log_path: str, max_life_s: int, env: dict 
 def _die_with_parent() -> None:
     """In the child before exec: SIGTERM it when the harness process dies, however it dies."""
     import ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
 
@@ -157,5 +167,7 @@ def wait_for(what: str, pred: Callable[[], object], timeout_s: float, interval_s
         except Exception as e:  # noqa: BLE001 - a probe that fails is just "not yet"
             last_exc = e
         if time.monotonic() >= deadline:
-            raise Timeout(f"{what}: not reached in {timeout_s:.0f}s" + (f" (last error: {last_exc})" if last_exc else ""))
+            raise Timeout(
+                f"{what}: not reached in {timeout_s:.0f}s" + (f" (last error: {last_exc})" if last_exc else "")
+            )
         time.sleep(min(interval_s, max(0.0, deadline - time.monotonic())))

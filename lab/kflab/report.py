@@ -16,27 +16,43 @@ def _fmt(v) -> str:
 
 def run_markdown(result: dict) -> str:
     """One run as Markdown: status, the story's steps, then every check (disagreements first)."""
-    lines = [f"# {result['scenario']} · Kafka {result['version']} · seed {result['seed']}", "",
-             f"status: **{result.get('status')}**"]
+    lines = [
+        f"# {result['scenario']} · Kafka {result['version']} · seed {result['seed']}",
+        "",
+        f"status: **{result.get('status')}**",
+    ]
     if result.get("error"):
         lines += ["", "```", result["error"], "```"]
     story = result.get("story") or {}
     if story.get("steps"):
-        lines += ["", "## Incident", ""] + [f"- {s['what']}: " + _fmt({k: v for k, v in s.items() if k not in ('t', 'what')})
-                                            for s in story["steps"]]
+        lines += ["", "## Incident", ""] + [
+            f"- {s['what']}: " + _fmt({k: v for k, v in s.items() if k not in ("t", "what")}) for s in story["steps"]
+        ]
     out = result.get("outcome") or {}
     if out:
-        lines += ["", (f"restart: converged={out.get('converged')} in {out.get('seconds_to_converge')} s, "
-                       f"order {out.get('order')}, clean stop {out.get('clean_stop')}")]
+        lines += [
+            "",
+            (
+                f"restart: converged={out.get('converged')} in {out.get('seconds_to_converge')} s, "
+                f"order {out.get('order')}, clean stop {out.get('clean_stop')}"
+            ),
+        ]
     checks = (result.get("comparison") or {}).get("checks") or []
     if checks:
         n_ok = sum(c["agree"] for c in checks)
-        lines += ["", f"## Checks: {n_ok}/{len(checks)} agree", "",
-                  "| check | partition | broker | kforensics | Kafka | agree |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Checks: {n_ok}/{len(checks)} agree",
+            "",
+            "| check | partition | broker | kforensics | Kafka | agree |",
+            "|---|---|---|---|---|---|",
+        ]
         for c in sorted(checks, key=lambda c: (c["agree"], c["check"], str(c["topic"]), str(c["partition"]))):
             part = f"{c['topic']}-{c['partition']}" if c["topic"] else "-"
-            lines.append(f"| {c['check']} | {part} | {c['broker'] or '-'} | {_fmt(c['predicted'])} | "
-                         f"{_fmt(c['observed'])} | {'yes' if c['agree'] else '**no**'} |")
+            lines.append(
+                f"| {c['check']} | {part} | {c['broker'] or '-'} | {_fmt(c['predicted'])} | "
+                f"{_fmt(c['observed'])} | {'yes' if c['agree'] else '**no**'} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -66,29 +82,56 @@ def summarize(results: list[dict]) -> dict:
                 table[key][1] += 1
             if not c["agree"]:
                 disagreements.append({"run": Path(r["run_dir"]).name, **c})
+
     def rate(a):
         return {"agree": a[0], "checks": a[1], "rate": round(a[0] / a[1], 3) if a[1] else None}
-    return {"runs": len(results), "status": dict(status),
-            "per_version_check": {" ".join(k): rate(v) for k, v in sorted(per.items())},
-            "data_checks_by_leader": {" ".join(k): rate(v) for k, v in sorted(split.items())},
-            "per_version_scenario_check": {" ".join(k): rate(v) for k, v in sorted(per_scn.items())},
-            "disagreements": disagreements}
+
+    return {
+        "runs": len(results),
+        "status": dict(status),
+        "per_version_check": {" ".join(k): rate(v) for k, v in sorted(per.items())},
+        "data_checks_by_leader": {" ".join(k): rate(v) for k, v in sorted(split.items())},
+        "per_version_scenario_check": {" ".join(k): rate(v) for k, v in sorted(per_scn.items())},
+        "disagreements": disagreements,
+    }
 
 
 def summary_markdown(s: dict) -> str:
-    lines = ["# Lab campaign summary", "", f"runs: {s['runs']}; " + ", ".join(f"{k}: {v}" for k, v in s["status"].items()),
-             "", "## Agreement per version and check", "", "| version check | agree | checks | rate |", "|---|---|---|---|"]
+    lines = [
+        "# Lab campaign summary",
+        "",
+        f"runs: {s['runs']}; " + ", ".join(f"{k}: {v}" for k, v in s["status"].items()),
+        "",
+        "## Agreement per version and check",
+        "",
+        "| version check | agree | checks | rate |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_check"].items()]
-    lines += ["", "## Data checks, by whether kforensics named the leader Kafka elected", "",
-              "| version check leader | agree | checks | rate |", "|---|---|---|---|"]
+    lines += [
+        "",
+        "## Data checks, by whether kforensics named the leader Kafka elected",
+        "",
+        "| version check leader | agree | checks | rate |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["data_checks_by_leader"].items()]
     lines += ["", "## Per scenario", "", "| version scenario check | agree | checks | rate |", "|---|---|---|---|"]
-    lines += [f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_scenario_check"].items()]
-    lines += ["", f"## Disagreements ({len(s['disagreements'])})", "",
-              "| run | check | partition | broker | kforensics | Kafka |", "|---|---|---|---|---|---|"]
+    lines += [
+        f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_scenario_check"].items()
+    ]
+    lines += [
+        "",
+        f"## Disagreements ({len(s['disagreements'])})",
+        "",
+        "| run | check | partition | broker | kforensics | Kafka |",
+        "|---|---|---|---|---|---|",
+    ]
     for d in s["disagreements"][:400]:
-        lines.append(f"| {d['run']} | {d['check']} | {d['topic']}-{d['partition']} | {d['broker'] or '-'} | "
-                     f"{_fmt(d['predicted'])} | {_fmt(d['observed'])} |")
+        lines.append(
+            f"| {d['run']} | {d['check']} | {d['topic']}-{d['partition']} | {d['broker'] or '-'} | "
+            f"{_fmt(d['predicted'])} | {_fmt(d['observed'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 

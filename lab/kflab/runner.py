@@ -24,6 +24,7 @@ def wait_brokers(c: cl.Cluster, w: Workload, timeout_s: float = 120) -> None:
         if dead:
             raise RuntimeError(f"nodes exited at start: {dead}")
         return len(w.admin.list_topics(timeout=3).brokers) == len(cl.BROKERS)
+
     wait_for("3 brokers registered", ok, timeout_s)
 
 
@@ -120,6 +121,7 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
         raise
     finally:
         from .procs import kill_all
+
         kill_all()
         write_run(run_dir, result)
     return result

@@ -37,7 +37,7 @@ def _records(body: bytes, base: int, count: int) -> list[tuple[int, bytes | None
         klen, pos = _varint(body, pos)
         pos += max(klen, 0)
         vlen, pos = _varint(body, pos)
-        value = body[pos:pos + vlen] if vlen >= 0 else None
+        value = body[pos : pos + vlen] if vlen >= 0 else None
         out.append((base + delta, value))
         pos = rec_end
     return out
@@ -55,9 +55,19 @@ def read_segment(path: Path) -> tuple[list[dict], int]:
         attrs, last_delta = struct.unpack_from(">hi", data, pos + 21)
         count = struct.unpack_from(">i", data, pos + 57)[0]
         control, txn = bool(attrs & 0x20), bool(attrs & 0x10)
-        recs = [] if control or attrs & 0x07 else _records(data[pos + HEADER:end], base, count)
-        batches.append({"base": base, "last": base + last_delta, "epoch": epoch, "control": control,
-                        "txn": txn, "position": pos, "size": end - pos, "records": recs})
+        recs = [] if control or attrs & 0x07 else _records(data[pos + HEADER : end], base, count)
+        batches.append(
+            {
+                "base": base,
+                "last": base + last_delta,
+                "epoch": epoch,
+                "control": control,
+                "txn": txn,
+                "position": pos,
+                "size": end - pos,
+                "records": recs,
+            }
+        )
         pos = end
     return batches, pos
 

@@ -26,8 +26,13 @@ _QUIET.setLevel(logging.CRITICAL)  # librdkafka's connection chatter while broke
 
 
 def client_conf(bootstrap: str, **extra) -> dict:
-    return {"bootstrap.servers": bootstrap, "logger": _QUIET, "socket.timeout.ms": 5000,
-            "broker.address.family": "v4", **extra}
+    return {
+        "bootstrap.servers": bootstrap,
+        "logger": _QUIET,
+        "socket.timeout.ms": 5000,
+        "broker.address.family": "v4",
+        **extra,
+    }
 
 
 @dataclass
@@ -39,8 +44,11 @@ class TopicSpec:
     segment_bytes: int = 1048576
 
     def configs(self) -> dict:
-        return {"min.insync.replicas": str(self.min_isr), "unclean.leader.election.enable": str(self.unclean).lower(),
-                "segment.bytes": str(self.segment_bytes)}
+        return {
+            "min.insync.replicas": str(self.min_isr),
+            "unclean.leader.election.enable": str(self.unclean).lower(),
+            "segment.bytes": str(self.segment_bytes),
+        }
 
 
 @dataclass
@@ -74,8 +82,11 @@ class Workload:
 
     # -- admin ---------------------------------------------------------------------------------
     def create_topics(self, specs: list[TopicSpec], timeout_s: float = 60) -> None:
-        fs = self.admin.create_topics([NewTopic(s.name, s.partitions, 3, config=s.configs()) for s in specs],
-                                      operation_timeout=timeout_s, request_timeout=timeout_s)
+        fs = self.admin.create_topics(
+            [NewTopic(s.name, s.partitions, 3, config=s.configs()) for s in specs],
+            operation_timeout=timeout_s,
+            request_timeout=timeout_s,
+        )
         for f in fs.values():
             f.result(timeout=timeout_s)
         for s in specs:
@@ -88,19 +99,23 @@ class Workload:
         t = md.topics[topic]
         if t.error is not None:
             raise KafkaException(t.error)
-        return {p: {"leader": pm.leader, "replicas": list(pm.replicas), "isr": sorted(pm.isrs)}
-                for p, pm in t.partitions.items()}
+        return {
+            p: {"leader": pm.leader, "replicas": list(pm.replicas), "isr": sorted(pm.isrs)}
+            for p, pm in t.partitions.items()
+        }
 
     def wait_isr(self, topic: str, part: int, size: int, timeout_s: float) -> dict:
         def ok():
             s = self.state(topic)[part]
             return s if s["leader"] >= 0 and len(s["isr"]) == size else None
+
         return wait_for(f"{topic}-{part} ISR of {size}", ok, timeout_s)
 
     def wait_leader_not(self, topic: str, part: int, old: int, timeout_s: float) -> dict:
         def ok():
             s = self.state(topic)[part]
             return s if s["leader"] >= 0 and s["leader"] != old else None
+
         return wait_for(f"{topic}-{part} leader other than {old}", ok, timeout_s)
 
     def end_offsets(self, topic: str, parts: list[int], timeout_s: float = 15) -> dict:
@@ -125,8 +140,10 @@ class Workload:
     def producer(self, kind: str) -> Producer:
         """kind: 'all' (acks=all, idempotent), 'one' (acks=1, not idempotent), 'txn' (transactional)."""
         if kind not in self._producers:
-            conf = client_conf(self.bootstrap, **{"linger.ms": 5, "compression.type": "none",
-                                                  "message.timeout.ms": 15000, "request.timeout.ms": 5000})
+            conf = client_conf(
+                self.bootstrap,
+                **{"linger.ms": 5, "compression.type": "none", "message.timeout.ms": 15000, "request.timeout.ms": 5000},
+            )
             if kind == "all":
                 conf.update({"acks": "all", "enable.idempotence": True})
             elif kind == "one":
@@ -145,8 +162,7 @@ class Workload:
         rid = f"{self.run_id}|{topic}|{kind}|{n}"
         return (rid + "|" + "x" * self.pad).encode()
 
-    def produce(self, topic: str, kind: str, count: int, partition: int | None = None,
-                flush_s: float = 20.0) -> int:
+    def produce(self, topic: str, kind: str, count: int, partition: int | None = None, flush_s: float = 20.0) -> int:
         """Send count records; wait (bounded) for their acknowledgements; return how many are unanswered."""
         p = self.producer(kind)
         for _ in range(count):
@@ -164,19 +180,31 @@ class Workload:
         p = self.producer("txn")
         p.begin_transaction()
         for _ in range(count):
-            p.produce(topic, self.value(topic, "txn-commit" if commit else "txn-abort"), on_delivery=self.log.on_delivery)
+            p.produce(
+                topic, self.value(topic, "txn-commit" if commit else "txn-abort"), on_delivery=self.log.on_delivery
+            )
         if commit:
             p.commit_transaction(timeout_s)
         else:
             p.flush(timeout_s)
             p.abort_transaction(timeout_s)
 
-    def consume_and_commit(self, topic: str | list, group: str, max_records: int, timeout_s: float = 30,
-                           idle_s: float | None = None) -> int:
+    def consume_and_commit(
+        self, topic: str | list, group: str, max_records: int, timeout_s: float = 30, idle_s: float | None = None
+    ) -> int:
         """A consumer group member reads up to max_records (or until idle_s without a record, once it has
         some) and commits its position synchronously."""
-        c = Consumer(client_conf(self.bootstrap, **{"group.id": group, "auto.offset.reset": "earliest",
-                                                    "enable.auto.commit": False, "session.timeout.ms": 10000}))
+        c = Consumer(
+            client_conf(
+                self.bootstrap,
+                **{
+                    "group.id": group,
+                    "auto.offset.reset": "earliest",
+                    "enable.auto.commit": False,
+                    "session.timeout.ms": 10000,
+                },
+            )
+        )
         got, deadline = 0, time.monotonic() + timeout_s
         last = time.monotonic()
         try:

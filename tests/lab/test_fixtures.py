@@ -14,6 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
 from kflab.fixtures import recheck
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lab"
@@ -38,15 +39,26 @@ def _groups() -> list:
         for check, flags in sorted(seen.items()):
             for agreed in sorted(flags, reverse=True):
                 marks = [] if agreed else [pytest.mark.xfail(strict=True, reason=_reason(name, check))]
-                out.append(pytest.param(name, check, agreed, marks=marks,
-                                        id=f"{name}-{check}-{'agreed' if agreed else 'known-disagreement'}"))
+                out.append(
+                    pytest.param(
+                        name,
+                        check,
+                        agreed,
+                        marks=marks,
+                        id=f"{name}-{check}-{'agreed' if agreed else 'known-disagreement'}",
+                    )
+                )
     return out
 
 
 def _reason(name: str, check: str) -> str:
     bad = [c for c in _expected(name).values() if c["check"] == check and not c["agree"]]
-    parts = [f"{c['topic']}-{c['partition']}" + (f"@{c['broker']}" if c["broker"] else "") +
-             f": kforensics {json.dumps(c['predicted_then'])[:60]} vs Kafka {json.dumps(c['observed'])[:60]}" for c in bad[:4]]
+    parts = [
+        f"{c['topic']}-{c['partition']}"
+        + (f"@{c['broker']}" if c["broker"] else "")
+        + f": kforensics {json.dumps(c['predicted_then'])[:60]} vs Kafka {json.dumps(c['observed'])[:60]}"
+        for c in bad[:4]
+    ]
     return f"known disagreement with real Kafka ({len(bad)}): " + "; ".join(parts)
 
 
