@@ -26,6 +26,11 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -m pip install -q -e '.[test]' 2>&1 | grep -v '^WARNING: Location' || true
 .venv/bin/python -c 'import kforensics' || { echo "setup: kforensics did not install" >&2; exit 1; }
+# Kafka lab (tests/lab): the newest Kafka's jars from Maven Central, cached in ~/.m2 and lab/.cache
+if command -v mvn >/dev/null 2>&1; then
+  (cd lab && ../.venv/bin/python -c 'from kflab import jars; print(jars.ensure_jars(jars.NEWEST))') \
+    || echo "setup: Kafka jars not fetched; the live lab tests (tests/lab/test_live.py) will skip"
+fi
 # compile the kernels once (numba), and link them as a native library so that commands start without numba;
 # a machine without a C compiler driver keeps numba's kernels (slower start, same results)
 KFORENSICS_KERNELS=native .venv/bin/python -c 'from kforensics.log import kernels; kernels.get()' 2>/dev/null \
