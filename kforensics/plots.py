@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
@@ -54,7 +55,7 @@ SEVERITY_COLORS = {"critical": "#b71c1c", "high": "#f44336", "medium": "#ff9800"
                    "info": "#90caf9"}
 assert set(VERDICT_COLORS) == set(VERDICTS), "every verdict has a colour"
 
-_MARKS = {"hw": dict(color="black", marker="v", linestyle="none", markersize=7),
+_MARKS: dict[str, dict[str, Any]] = {"hw": dict(color="black", marker="v", linestyle="none", markersize=7),
           "cut": dict(color="red", linewidth=2.5),
           "recovery": dict(color=VERDICT_COLORS["LOST_TO_RECOVERY"], linewidth=2.5, linestyle=(0, (2, 1))),
           "unclean": dict(color=VERDICT_COLORS["UNCLEAN_ELECTION"], linewidth=1.5, linestyle="--")}
@@ -76,7 +77,7 @@ def partitions_frame(report: ScanReport) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values("partition").reset_index(drop=True)
 
 
-def _severity_column(values) -> pd.Categorical:
+def _severity_column(values: pd.Series) -> pd.Categorical:
     return pd.Categorical(values, categories=SEVERITY_ORDER, ordered=True)
 
 
@@ -94,7 +95,7 @@ def severity_counts(findings: pd.DataFrame) -> pd.Series:
     return findings["severity"].value_counts(sort=False).reindex(SEVERITY_ORDER, fill_value=0).rename("findings")
 
 
-def findings_by_partition(report: ScanReport, ax=None) -> Figure:
+def findings_by_partition(report: ScanReport, ax: Axes | None = None) -> Figure:
     """Stacked bars of findings per partition (and the log dir's own), coloured by severity, worst first."""
     rows = [{"where": "(log dir, broker)", "severity": str(f.severity)} for f in report.findings]
     rows += [{"where": p.dir_name, "severity": str(f.severity)} for p in report.partitions for f in p.findings]
@@ -104,7 +105,7 @@ def findings_by_partition(report: ScanReport, ax=None) -> Figure:
         fig, ax = plt.subplots(figsize=(8, 1.2 + 0.3 * max(1, n)), layout="constrained")
     if not rows:
         _empty(ax, "no findings")
-        return fig or ax.figure
+        return fig or cast(Figure, ax.figure)  # callers draw on a Figure's axes, not a SubFigure's
     df = pd.DataFrame(rows)
     df["severity"] = _severity_column(df["severity"])
     counts = df.groupby(["where", "severity"], observed=False).size().unstack("severity", fill_value=0)
@@ -122,7 +123,7 @@ def findings_by_partition(report: ScanReport, ax=None) -> Figure:
     ax.set_xlabel("findings")
     ax.set_title(f"findings per partition, broker {report.broker.node_id}")
     ax.legend(title="severity", loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
-    return fig or ax.figure
+    return fig or cast(Figure, ax.figure)  # callers draw on a Figure's axes, not a SubFigure's
 
 
 def epoch_cache_frame(report: ScanReport, dir_name: str) -> pd.DataFrame:
@@ -147,7 +148,7 @@ def focus_partition(report: ReplayReport) -> PartitionReplay:
     if not report.partitions:
         raise ValueError("the replay found no partition")
 
-    def key(p: PartitionReplay):
+    def key(p: PartitionReplay) -> tuple[int, int, int, int]:
         worst = max(VERDICT_ORDER.index(worst_verdict([v.code for v in r.verdicts])) for r in p.replicas)
         leo = max(r.log_end_offset_before for r in p.replicas)
         return worst, len(p.replicas), leo, -p.partition
@@ -240,7 +241,7 @@ def unclean_elections(p: PartitionReplay) -> list[dict[str, Any]]:
     return out
 
 
-def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | None = None) -> Figure:
+def replica_timeline(p: PartitionReplay, ax: Axes | None = None, *, offsets: tuple[int, int] | None = None) -> Figure:
     """Per replica its log as found, at restart (when recovery changes it) and after the replay, by epoch.
 
     Marks: each replica's checkpointed high watermark, where its recovery cuts
@@ -269,7 +270,7 @@ def replica_timeline(p: PartitionReplay, ax=None, *, offsets: tuple[int, int] | 
     handles += _mark_handles(replicas, used, unclean)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.04, 1.0), fontsize=8,
               ncol=1 if len(handles) <= 22 else 2, borderaxespad=0)
-    return fig or ax.figure
+    return fig or cast(Figure, ax.figure)  # callers draw on a Figure's axes, not a SubFigure's
 
 
 def _timeline_rows(replicas: list[ReplicaOutcome]) -> list[tuple[ReplicaOutcome, str, list[EpochRun]]]:
@@ -297,7 +298,7 @@ class _Drawn:
     y: float = 0.0  # the y below the last row
 
 
-def _draw_rows(ax, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]], color: dict[int, Any]) -> _Drawn:
+def _draw_rows(ax: Axes, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]], color: dict[int, Any]) -> _Drawn:
     """Each row's runs of epochs as bars (a log that does not load as a hatched box), with its label."""
     d = _Drawn()
     for i, (r, when, runs) in enumerate(rows):
@@ -324,7 +325,7 @@ def _draw_rows(ax, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]], color
     return d
 
 
-def _draw_replica_marks(ax, replicas: list[ReplicaOutcome], d: _Drawn) -> tuple[set[str], bool]:
+def _draw_replica_marks(ax: Axes, replicas: list[ReplicaOutcome], d: _Drawn) -> tuple[set[str], bool]:
     """The high watermarks, recovery and truncation cuts, and the offsets each verdict covers.
 
     Returns the kinds of cut drawn and whether any verdict's offsets were hatched (for the legend).
@@ -365,7 +366,7 @@ def _draw_replica_marks(ax, replicas: list[ReplicaOutcome], d: _Drawn) -> tuple[
     return used, hatched
 
 
-def _draw_unclean(ax, unclean: list[dict[str, Any]], d: _Drawn) -> None:
+def _draw_unclean(ax: Axes, unclean: list[dict[str, Any]], d: _Drawn) -> None:
     """A vertical line at each unclean election's offset, and a star on its leader's row after the replay."""
     for u in unclean:
         if u["offset"] is None:
@@ -379,9 +380,11 @@ def _draw_unclean(ax, unclean: list[dict[str, Any]], d: _Drawn) -> None:
         d.xs.append(u["offset"])
 
 
-def _set_timeline_axes(ax, p: PartitionReplay, offsets: tuple[int, int] | None, d: _Drawn,
+def _set_timeline_axes(ax: Axes, p: PartitionReplay, offsets: tuple[int, int] | None, d: _Drawn,
                        unclean: list[dict[str, Any]]) -> None:
     """Whole offsets under the cells (no scientific notation or offset text), the rows' labels and the title."""
+    lo: float
+    hi: float
     if offsets is not None:
         lo, hi = offsets
     else:
@@ -400,9 +403,9 @@ def _set_timeline_axes(ax, p: PartitionReplay, offsets: tuple[int, int] | None, 
     ax.set_title(title, fontsize=10)
 
 
-def _draw_worst_strip(ax, replicas: list[ReplicaOutcome], bounds: list[tuple[float, float]]) -> list[str]:
+def _draw_worst_strip(ax: Axes, replicas: list[ReplicaOutcome], bounds: list[tuple[float, float]]) -> list[str]:
     """The strip right of the axes: each replica's worst verdict.  Returns the verdicts shown."""
-    strip = ax.inset_axes([1.005, 0.0, 0.018, 1.0])
+    strip = ax.inset_axes((1.005, 0.0, 0.018, 1.0))
     strip.set_ylim(ax.get_ylim())
     strip.set_xlim(0, 1)
     strip.set_axis_off()
@@ -453,7 +456,7 @@ def verdict_matrix(report: ReplayReport) -> pd.DataFrame:
     return m[sorted(m.columns)] if len(m.columns) else m
 
 
-def divergence_map(report: ReplayReport, ax=None, *, max_rows: int = 40) -> Figure:
+def divergence_map(report: ReplayReport, ax: Axes | None = None, *, max_rows: int = 40) -> Figure:
     """Partitions x brokers, coloured by each replica's worst verdict, with a legend of the verdicts shown.
 
     At most ``max_rows`` partitions are drawn, the worst first (the title says
@@ -485,7 +488,7 @@ def divergence_map(report: ReplayReport, ax=None, *, max_rows: int = 40) -> Figu
     if total > m.shape[0]:
         title += f" ({m.shape[0]} of {total} partitions, the worst)"
     ax.set_title(title, fontsize=10)
-    return fig or ax.figure
+    return fig or cast(Figure, ax.figure)  # callers draw on a Figure's axes, not a SubFigure's
 
 
 def lost_records_frame(report: ReplayReport) -> pd.DataFrame:
@@ -496,7 +499,7 @@ def lost_records_frame(report: ReplayReport) -> pd.DataFrame:
             for v in r.verdicts:
                 if v.code not in LOSS_VERDICTS:
                     continue
-                for d in v.digests or [None]:
+                for d in v.digests if v.digests else [None]:
                     rows.append({"partition": f"{p.topic}-{p.partition}", "broker": r.broker_id, "verdict": v.code,
                                  "cause": v.cause, "offsets": v.offsets, "records": v.records, "bytes": v.bytes,
                                  "producer_ids": v.producer_ids, "offset": None if d is None else d.offset,
@@ -506,7 +509,7 @@ def lost_records_frame(report: ReplayReport) -> pd.DataFrame:
                                        "producer_ids", "offset", "key_sha256", "value_sha256"])
 
 
-def _loses(verdict: str, records, offsets) -> bool:
+def _loses(verdict: str, records: Any, offsets: Any) -> bool:
     """Whether a row of the ``verdicts`` table costs records: a loss verdict, or a leader lacking some."""
     if verdict in LOSS_VERDICTS:
         return True
@@ -571,6 +574,6 @@ def losses_by_topic_and_broker(verdicts: pd.DataFrame) -> Figure:
     return fig
 
 
-def _empty(ax, text: str) -> None:
+def _empty(ax: Axes, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes)
     ax.set_axis_off()

@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 import pandas as pd
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from .verdict_rules import FAILS_REPLAY, IMPACT, ORDER
@@ -86,14 +87,14 @@ def fleet_partitions_frame(verdicts: pd.DataFrame) -> pd.DataFrame:
                 committed_bound=("committed_bound", "max") if "committed_bound" in v else ("_rank", "size"))
     if "committed_bound" not in v:
         out["committed_bound"] = None
-    brokers: dict[tuple, set[int]] = {}
+    brokers: dict[tuple[str, str, int], set[int]] = {}
     for c, t, p, b in zip(v["cluster"], v["topic"], v["partition"], v["broker_id"]):
         if not pd.isna(b):
             brokers.setdefault((c, t, p), set()).add(int(b))
     out["brokers"] = [sorted(brokers.get(k, ())) for k in out.index]
     # only the impact verdicts' offsets are parsed: a healthy fleet's millions of OK rows cost a groupby
-    spans: dict[tuple, list[list[int]]] = {}
-    counts: dict[tuple, int] = {}
+    spans: dict[tuple[str, str, int], list[list[int]]] = {}
+    counts: dict[tuple[str, str, int], int] = {}
     for c, t, p, _b, a, z, n in _impact_ranges(v).itertuples(index=False, name=None):
         if a is not None and not pd.isna(a):
             spans.setdefault((c, t, p), []).append([int(a), int(z)])
@@ -224,7 +225,7 @@ def fleet_heatmap(verdicts: pd.DataFrame, *, top_topics: int = TOP_TOPICS,
     return fig
 
 
-def _partition_bars(ax, verdicts: pd.DataFrame, rows: pd.Index) -> None:
+def _partition_bars(ax: Axes, verdicts: pd.DataFrame, rows: pd.Index) -> None:
     """Per topic row: partitions losing records and partitions at risk, stacked horizontal bars."""
     from matplotlib.ticker import MaxNLocator
 
@@ -297,9 +298,9 @@ def loss_times(lost_batches: pd.DataFrame, *, top_clusters: int = 8) -> Figure:
     ax.hist(series, bins=min(60, max(5, len(d) // 2)), weights=weights, stacked=True, label=names)
     import matplotlib.dates as mdates
 
-    locator = mdates.AutoDateLocator()
+    locator = mdates.AutoDateLocator()  # type: ignore[no-untyped-call]  # matplotlib.dates is not annotated
     ax.xaxis.set_major_locator(locator)
-    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.set_xlabel("written at (UTC, the batch's max timestamp)")
     ax.set_ylabel("records lost")
     ax.set_title("when the lost records were written", fontsize=9, loc="left")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..findings import Finding, finding
@@ -18,7 +19,7 @@ _FATE = {
 
 def check_listing(*, leftovers: list[tuple[Any, FileKind]], unknown: list[Any],
                   not_regular: list[tuple[Any, str]], where: str,
-                  out_of_range: list[tuple[Any, FileKind]] = ()) -> list[Finding]:
+                  out_of_range: Sequence[tuple[Any, FileKind]] = ()) -> list[Finding]:
     """Findings for what a directory listing holds besides Kafka's own files (``where``: "log dir" or "partition")."""
     out = [finding("LEFTOVER_FILE", f"{k.leftover} file left by an interrupted operation; Kafka "
                                     f"{_FATE.get(k.leftover or '', 'leaves it')} at startup",

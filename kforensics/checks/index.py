@@ -59,6 +59,7 @@ class IndexCheck:
     def _pairs(self, entries: np.ndarray, limit: int = 100) -> list[list[int | None]]:
         """(index offset, offset of the batch at its position, None when no batch starts there) of some entries."""
         idx = self.index
+        assert idx is not None  # only called with an index
         return [[int(idx.offsets[i]), int(self.log_offset[i]) if self.log_offset[i] >= 0 else None]
                 for i in entries[:limit].tolist()]
 

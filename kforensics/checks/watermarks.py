@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from ..findings import Finding, Severity, finding
 from ..recovery.plan import RecoveryPlan, SegmentExtent
@@ -70,7 +71,10 @@ class RecoveryCost:
 
     @property
     def offsets(self) -> int:
-        return 0 if self.first_offset is None else self.last_offset - self.first_offset + 1
+        if self.first_offset is None:
+            return 0
+        assert self.last_offset is not None  # first and last are set together
+        return self.last_offset - self.first_offset + 1
 
 
 def recovery_cost(plan: RecoveryPlan, *, high_watermark: int | None, log_start_offset: int | None = None,
@@ -79,7 +83,7 @@ def recovery_cost(plan: RecoveryPlan, *, high_watermark: int | None, log_start_o
     if not plan.truncates:
         return None
     first, last = plan.lost_first_offset, plan.lost_last_offset
-    kw: dict = {}
+    kw: dict[str, Any] = {}
     kw["torn"] = any(s.path == plan.truncate_segment and s.kafka_stop == "partial" and s.partial_offsets is not None
                      and s.first_invalid_position == plan.truncate_position for s in segments)
     if first is not None and last is not None:
@@ -108,6 +112,7 @@ def cost_text(c: RecoveryCost) -> str:
     """The cost in an operator's words: which offsets go, how many records, committed or not (for the scan table)."""
     if c.first_offset is None:
         return f"cuts {c.bytes} bytes, no record lost"
+    assert c.last_offset is not None  # first and last are set together
     what = _records(c.records) if c.records else "torn batch" if c.torn else "no readable record"
     head = f"loses {_span((c.first_offset, c.last_offset))} ({what})"
     kinds = [(c.below_log_start, f"below log start {c.log_start_offset}"), (c.committed, "committed"),
@@ -132,6 +137,7 @@ def check_recovery(plan: RecoveryPlan, *, high_watermark: int | None, epoch_chec
         if cost.first_offset is None:
             lost = f"{cost.bytes} unreadable bytes go, and no record (nothing readable after the cut)"
         else:
+            assert cost.last_offset is not None  # first and last are set together
             span = _span((cost.first_offset, cost.last_offset))
             lost = (f"offsets {span} go ({_records(cost.records)})" if cost.records else
                     f"offsets {span} go, in a torn final batch whose bytes are not all in the file (no readable "

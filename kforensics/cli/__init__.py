@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Any, NoReturn
 
 import click
 
@@ -32,20 +33,21 @@ COMMANDS = {
 
 
 class _LazyGroup(click.Group):
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        return getattr(importlib.import_module(COMMANDS[name][0]), name)
+        command: click.Command = getattr(importlib.import_module(COMMANDS[name][0]), name)
+        return command
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, short) for name, (_mod, short) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
-    def main(self, *args, **kwargs):
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         given = kwargs.get("args", args[0] if args else None)
         argv = sys.argv[1:] if given is None else list(given)
         command = next((a for a in argv if a in COMMANDS), None)
@@ -62,10 +64,11 @@ class _LazyGroup(click.Group):
             _exit_now(rv)
         return rv
 
-    def _main(self, argv, *args, **kwargs):
+    def _main(self, argv: list[str], *args: Any, **kwargs: Any) -> Any:
         debug = "--debug" in argv or bool(os.environ.get("KFORENSICS_DEBUG"))
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            # (mypy: the positional args could also fill standalone_mode; main is only called with keywords or argv)
+            return super().main(*args, standalone_mode=False, **kwargs)  # type: ignore[call-overload]
         except click.exceptions.Exit as e:
             sys.exit(e.exit_code)
         except click.ClickException as e:
@@ -96,7 +99,7 @@ class _LazyGroup(click.Group):
 FAST_EXIT = frozenset({"dump", "scan", "replay", "timeline"})
 
 
-def _exit_now(code) -> None:
+def _exit_now(code: str | int | None) -> NoReturn:
     """End the process with ``code`` (as ``sys.exit`` takes it) once stdout and stderr are flushed.
 
     Skips the interpreter's teardown (freeing every module and object, and
@@ -131,7 +134,7 @@ def _say(message: str) -> None:
     click.echo(f"kforensics: {printable(message)}", err=True)
 
 
-def _internal(e: BaseException, debug: bool):
+def _internal(e: BaseException, debug: bool) -> NoReturn:
     """Exit 3 for an internal error: one line, or the traceback and that line with ``--debug``."""
     if debug:
         import traceback

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from ..checks.files import out_of_range_name
+from ..errors import ExitCode
 from ..findings import Finding, Severity, finding
 from ..log.file_kinds import classify_name
 from ..log.partition import MAX_EPOCH, MAX_OFFSET
-from ..errors import ExitCode
 from .common import echo_findings, printable
 from .json_out import dumps
 
+if TYPE_CHECKING:  # the decoders are imported only when a file is dumped
+    from ..formats.internal_topics import CoordinatorRecord
 
-def _max_message_size(ctx, param, value):
+
+def _max_message_size(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """kafka-dump-log's ``--max-message-size`` is refused with what it did there and what to use instead."""
     if value is not None:
         raise click.BadParameter(
@@ -30,7 +34,8 @@ def _max_message_size(ctx, param, value):
 @click.option("--deep", "--deep-iteration", "deep", is_flag=True, help="One line per record, not just per batch.")
 @click.option("--print-data", "--print-data-log", "print_data", is_flag=True,
               help="Print keys and payloads (implies --deep); bytes that are not printable text are escaped.")
-@click.option("--skip-record-metadata", is_flag=True, help="Record lines show only key and payload (with --print-data).")
+@click.option("--skip-record-metadata", is_flag=True,
+              help="Record lines show only key and payload (with --print-data).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: like kafka-dump-log; json: NDJSON, one object per batch, record, entry and finding.")
 @click.option("--max-bytes", type=click.IntRange(min=0), default=None,
@@ -49,8 +54,9 @@ def _max_message_size(ctx, param, value):
 @click.option("--remote-log-metadata-decoder", "decoders", flag_value="--remote-log-metadata-decoder",
               multiple=True, help="Decode records as __remote_log_metadata records (on by default in a "
                                   "__remote_log_metadata-N dir).")
-def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_index_only, index_sanity_check,
-         cluster_metadata_decoder, decoders):
+def dump(files: tuple[str, ...], deep: bool, print_data: bool, skip_record_metadata: bool, fmt: str,
+         max_bytes: int | None, verify_index_only: bool, index_sanity_check: bool, cluster_metadata_decoder: bool,
+         decoders: tuple[str, ...]) -> None:
     """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
 
     The kind of each FILE is chosen by its name, as Kafka names files.  Damage
@@ -110,7 +116,7 @@ def dump(files, deep, print_data, skip_record_metadata, fmt, max_bytes, verify_i
     sys.exit(ExitCode.FINDINGS if any(f.severity > Severity.INFO for f in findings) else ExitCode.CLEAN)
 
 
-def decoded_object(rec) -> dict:
+def decoded_object(rec: CoordinatorRecord) -> dict[str, Any]:
     """An internal-topic record in NDJSON: its decoder, record types, and key and payload as kafka-dump-log's
     decoder gives them (``{"type": ..., "data": {...}}``, ``{"version": ..., "data": {...}}``; ``"<DELETE>"`` for a
     tombstone; null where they do not decode: the finding objects say why)."""
@@ -127,7 +133,7 @@ def _unreadable(path: str, e: OSError) -> Finding:
     return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=path)
 
 
-def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) -> list[Finding]:
+def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: bool, out: TextIO) -> list[Finding]:
     # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
     from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment
     from ..serialize import to_jsonable
@@ -185,7 +191,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
             if result.non_consecutive_count > len(result.non_consecutive):
                 click.echo(f"  ... {result.non_consecutive_count - len(result.non_consecutive)} more", err=True)
         if opts.max_bytes is None:  # as kafka-dump-log: with --max-bytes the rest of the file was not read
-            for line in stop_lines(result, [tuple(r) for r in recovered], os.path.basename(path)):
+            for line in stop_lines(result, [(a, b, c, d, n) for a, b, c, d, n in recovered], os.path.basename(path)):
                 out.write(line + "\n")
     else:
         out.write(dumps({"kind": "summary", "file": path, "size": result.size, "batches": result.batches,
@@ -201,7 +207,7 @@ def _dump_batches(path: str, options: dict, fmt: str, skip_metadata: bool, out) 
     return result.findings
 
 
-def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out) -> list[Finding]:
+def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out: TextIO) -> list[Finding]:
     from ..dump.files import dump_file
     from .dump_text import file_lines
 

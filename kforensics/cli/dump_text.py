@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 from ..serialize import to_jsonable
 from .common import payload_text, printable
 
-
 if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
+    from ..dump.files import FileDump
+    from ..dump.segment import SegmentDump
     from ..formats.internal_topics import CoordinatorRecord
     from ..log.records import BatchEntry, Record
 
@@ -29,7 +30,7 @@ def _optional_long(v: int | None) -> str:
     return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
 
 
-def batch_line(d: "BatchEntry") -> str:
+def batch_line(d: BatchEntry) -> str:
     """The kafka-dump-log batch line for one entry."""
     if d.magic >= 2:
         line = (f"baseOffset: {d.base_offset} lastOffset: {d.last_offset} count: {d.count} "
@@ -64,7 +65,7 @@ def _kafka_json(obj: Any) -> str:
     return printable(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
-def internal_parts(rec: "CoordinatorRecord", offset: int) -> list[str]:
+def internal_parts(rec: CoordinatorRecord, offset: int) -> list[str]:
     """What kafka-dump-log's internal-topic decoders print after a record's metadata: ``key: {...} payload:
     {...}`` (``payload: <DELETE>`` for a tombstone), or its ``Unknown record type`` / ``Error at offset`` text;
     the remote-log-metadata decoder prints no key."""
@@ -82,8 +83,8 @@ def internal_parts(rec: "CoordinatorRecord", offset: int) -> list[str]:
     return [f"key: {_kafka_json(key)}", f"payload: {payload if isinstance(payload, str) else _kafka_json(payload)}"]
 
 
-def record_line(batch: "BatchEntry", r: "Record", print_data: bool, metadata: dict | None = None,
-                skip_metadata: bool = False, internal: "CoordinatorRecord | None" = None) -> str:
+def record_line(batch: BatchEntry, r: Record, print_data: bool, metadata: dict[str, Any] | None = None,
+                skip_metadata: bool = False, internal: CoordinatorRecord | None = None) -> str:
     """The kafka-dump-log ``| offset: ...`` line for one record (``internal``: the record decoded by an
     internal topic's decoder, printed as kafka-dump-log's decoder prints it)."""
     parts = []
@@ -116,7 +117,7 @@ def record_line(batch: "BatchEntry", r: "Record", print_data: bool, metadata: di
 
 
 # ---------------------------------------------------------------- side files
-def file_lines(d, verify: bool, sanity: bool) -> Iterator[str]:
+def file_lines(d: FileDump, verify: bool, sanity: bool) -> Iterator[str]:
     """Text lines for a decoded side file (kafka-dump-log's where it has a format)."""
     kind, v = d.kind.kind, d.value
     if kind in ("offset_index", "time_index"):
@@ -143,8 +144,9 @@ def file_lines(d, verify: bool, sanity: bool) -> Iterator[str]:
                    f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")
     elif kind == "producer_snapshot":
         for e in v.entries:
+            txn_first = e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None
             line = (f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
-                    f"currentTxnFirstOffset: {_optional_long(e.current_txn_first_offset if e.current_txn_first_offset >= 0 else None)} "
+                    f"currentTxnFirstOffset: {_optional_long(txn_first)} "
                     f"lastTimestamp: {e.timestamp}")
             if e.has_batch_metadata:
                 line += (f" firstSequence: {e.first_sequence} lastSequence: {e.last_sequence} "
@@ -176,7 +178,7 @@ def _value(x: Any) -> str:
     return printable(str(x))
 
 
-def file_objects(d, verify: bool, sanity: bool) -> Iterator[dict]:
+def file_objects(d: FileDump, verify: bool, sanity: bool) -> Iterator[dict[str, Any]]:
     """NDJSON objects for a decoded side file: one header object, then one per entry for entry files."""
     kind, v = d.kind.kind, d.value
     if kind in ("offset_index", "time_index", "txn_index"):
@@ -204,7 +206,7 @@ def _bytes(n: int) -> str:
     return f"{n} byte{'' if n == 1 else 's'}"
 
 
-def damaged_ranges(result) -> list[dict]:
+def damaged_ranges(result: SegmentDump) -> list[dict[str, Any]]:
     """The byte ranges of a file of batches that hold no readable entry, in file order: ``{"code", "position",
     "end", "length", "what"}`` (``end`` exclusive), from the reader's findings."""
     out = []
@@ -235,7 +237,7 @@ def damaged_ranges(result) -> list[dict]:
     return sorted(out, key=lambda r: r["position"])
 
 
-def stop_lines(result, recovered: list[tuple[int, int, int, int, int]], name: str) -> list[str]:
+def stop_lines(result: SegmentDump, recovered: list[tuple[int, int, int, int, int]], name: str) -> list[str]:
     """What lies after the point Kafka's reader stops, for the end of a dump.
 
     kafka-dump-log's ``Found N invalid bytes at the end of NAME`` where that is true (no valid entry follows);
@@ -258,7 +260,8 @@ def stop_lines(result, recovered: list[tuple[int, int, int, int, int]], name: st
     parts = [(r["position"], r["end"], r["what"]) for r in damaged_ranges(result)]
     for pos, end, first, last, n in recovered:
         offsets = f"offsets {first}..{last}" if first != last else f"offset {first}"
-        parts.append((pos, end, f"{n} valid batch{'' if n == 1 else 'es'}, {offsets} (listed above with recovered: true)"))
+        parts.append((pos, end, f"{n} valid batch{'' if n == 1 else 'es'}, {offsets} "
+                                "(listed above with recovered: true)"))
     for pos, end, what in sorted(parts):
         lines.append(f"  bytes {pos}..{end - 1}: {what}")
     return lines

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from ..outputs import OutputRefused, refuse_output_in_evidence as _refuse
+from ..outputs import OutputRefused
+from ..outputs import refuse_output_in_evidence as _refuse
 
 
 def refuse_output_in_evidence(output: Any, inputs: Iterable[Any]) -> None:

@@ -1,4 +1,5 @@
-"""Options every command shares, parsed once at the edge: ``--kafka-version``, ``--format``, ``--fail-on``, ``--metadata``.
+"""Options every command shares, parsed once at the edge: ``--kafka-version``, ``--format``, ``--fail-on``,
+``--metadata``.
 
 Each option is one click parameter type (what a value may be, parsed into
 the library's type) and one decorator (its name, default and help), so the
@@ -24,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 FORMATS = ("text", "json")
 
 
-class KafkaVersionType(click.ParamType):
+class KafkaVersionType(click.ParamType[KafkaVersion]):
     """A Kafka release (``0.10``, ``2.0.1``, ``3.9``, ``latest``) parsed into a :class:`KafkaVersion`."""
 
     name = "version"
@@ -38,7 +39,7 @@ class KafkaVersionType(click.ParamType):
             self.fail(str(e), param, ctx)
 
 
-class SeverityType(click.ParamType):
+class SeverityType(click.ParamType[Severity]):
     """A severity name (``info`` … ``critical``) parsed into a :class:`Severity`."""
 
     name = "severity"
@@ -56,7 +57,8 @@ KAFKA_VERSION = KafkaVersionType()
 SEVERITY = SeverityType()
 
 
-def kafka_version_option(help_text: str = "Kafka behaviour to model (epoch cache and truncation rules).") -> Callable[[F], F]:
+def kafka_version_option(help_text: str = "Kafka behaviour to model (epoch cache and truncation rules)."
+                         ) -> Callable[[F], F]:
     """``--kafka-version``: the rules of which Kafka release to model (a :class:`KafkaVersion`)."""
     return click.option("--kafka-version", type=KAFKA_VERSION, default="latest", show_default=True, help=help_text)
 
@@ -75,10 +77,11 @@ def fail_on_option(help_text: str = "Exit 1 when a finding is at or above this s
 def min_severity_option() -> Callable[[F], F]:
     """``--min-severity SEVERITY``: text output lists only findings at or above it (the summary counts all)."""
     return click.option("--min-severity", type=SEVERITY, default=None,
-                        help="Text output: list only findings at or above this severity (default: medium; the rest are counted per code; the summary counts all).")
+                        help="Text output: list only findings at or above this severity (default: medium; the rest "
+                             "are counted per code; the summary counts all).")
 
 
 def metadata_option(help_text: str, metavar: str = "PATH", local_only: bool = True) -> Callable[[F], F]:
     """``--metadata`` (repeatable): KRaft metadata logs to take leaders and epochs from."""
-    kind: click.ParamType = click.Path(exists=True) if local_only else click.STRING
+    kind: click.ParamType[str] = click.Path(exists=True) if local_only else click.STRING
     return click.option("--metadata", "metadata", multiple=True, type=kind, metavar=metavar, help=help_text)

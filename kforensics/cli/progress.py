@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..scan.model import ScanReport
 
 
 def segment_bytes(log_dirs: list[Any]) -> int:
@@ -21,7 +24,7 @@ def segment_bytes(log_dirs: list[Any]) -> int:
     return total
 
 
-def scan_with_progress(log_dirs: list[Any], **kw: Any):
+def scan_with_progress(log_dirs: list[Any], **kw: Any) -> ScanReport:
     """Scan with a progress bar over the bytes of every segment."""
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,10 @@ from .options import (
 )
 from .replay_inputs import replay_input_options, resolve_replay_inputs
 
+if TYPE_CHECKING:
+    from ..epoch.versions import KafkaVersion
+    from ..severity import Severity
+
 
 @click.command()
 @replay_input_options
@@ -25,7 +30,8 @@ from .replay_inputs import replay_input_options, resolve_replay_inputs
 @click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else highest latest "
                                          "epoch, then longest log).")
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
-@click.option("--digests", is_flag=True, help="List key/value SHA-256 of every lost or forked record (reads them back).")
+@click.option("--digests", is_flag=True,
+              help="List key/value SHA-256 of every lost or forked record (reads them back).")
 @metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                  "inside the brokers' log dirs.")
 @format_option()
@@ -34,8 +40,9 @@ from .replay_inputs import replay_input_options, resolve_replay_inputs
                    "report, every replica OK and nothing truncated, are one line per topic, and findings below "
                    "medium are counted per code).")
 @min_severity_option()
-def replay(log_dirs, broker_dirs, scenario, topic, partition, kafka_version, leader, what_if, digests, metadata, fmt,
-           verbose, min_severity):
+def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, topic: str | None,
+           partition: int | None, kafka_version: KafkaVersion, leader: int | None, what_if: bool, digests: bool,
+           metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a

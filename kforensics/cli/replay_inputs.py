@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -57,33 +58,35 @@ def resolve_replay_inputs(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...
     from ..log import kernels
 
     events = None
-    metadata = list(metadata)
+    metadata_files: list[str | Path] = list(metadata)
+    brokers: dict[int, list[Path]] | dict[int, list[str]] | list[str]
     sc = None
     if scenario:
         from ..scenario import load_scenario
 
         sc = load_scenario(scenario)
         brokers, events = sc.brokers, sc.events or None
-        metadata += sc.metadata
+        metadata_files += sc.metadata
     elif broker_dirs:
         if log_dirs:
             raise click.UsageError("give either LOG_DIRS or --broker, not both")
-        brokers = {}
+        by_id: dict[int, list[str]] = {}
         for spec in broker_dirs:
             bid, _, d = spec.partition("=")
             if not bid.isdigit() or not d:
                 raise click.BadParameter(f"{spec!r} is not ID=DIR", param_hint="--broker")
-            if int(bid) in brokers:
+            if int(bid) in by_id:
                 raise click.BadParameter(f"broker {bid} is given twice", param_hint="--broker")
-            brokers[int(bid)] = [d]
+            by_id[int(bid)] = [d]
+        brokers = by_id
     else:
         if not log_dirs:
             raise click.UsageError("give broker log dirs, --broker ID=DIR or --scenario DIR")
         brokers = list(log_dirs)
-    named = [*log_dirs, *(s.partition("=")[2] for s in broker_dirs), *metadata, *([scenario] if scenario else [])]
+    named = [*log_dirs, *(s.partition("=")[2] for s in broker_dirs), *metadata_files, *([scenario] if scenario else [])]
     # the compiled kernels' cache never in, on or above an input
     kernels.check_cache_location(named)
-    return ReplayInputs(brokers, events, metadata, sc, tuple(dict.fromkeys(str(n) for n in named)))
+    return ReplayInputs(brokers, events, metadata_files, sc, tuple(dict.fromkeys(str(n) for n in named)))
 
 
 def replay_document(report: Any, impact: Any) -> dict[str, Any]:

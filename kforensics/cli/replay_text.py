@@ -25,7 +25,7 @@ def _range(offsets: list[tuple[int, int]], limit: int = 8) -> str:
     return text + (f", … ({len(offsets) - limit} more)" if len(offsets) > limit else "")
 
 
-def _s(v) -> str:
+def _s(v: object) -> str:
     return "-" if v is None else str(v)
 
 
@@ -95,7 +95,7 @@ def _offsets(ranges: list[tuple[int, int]]) -> str:
 def _consumer_next(i: Any) -> str:
     """What a group does when it resumes, in one line (the finding on its commit record gives the reasoning)."""
     verb = "seeks to" if i.outcome == "TRUNCATION_DETECTED" else "fetches at"
-    text = i.outcome + (f": {verb} {i.next_position}" if i.next_position is not None else "")
+    text: str = i.outcome + (f": {verb} {i.next_position}" if i.next_position is not None else "")
     if i.outcome in ("OFFSET_OUT_OF_RANGE", "RESET_UNDEFINED_EPOCH"):
         text += ": resets per auto.offset.reset"
         if i.skipped:
@@ -201,8 +201,8 @@ def quiet_lines(partitions: list[PartitionReplay]) -> list[str]:
         fetched = sum(1 for p in ps for r in p.replicas if r.log_end_offset_after > r.log_end_offset_before)
         numbers = _numbers([p.partition for p in ps])
         which = f"partition {numbers}" if len(ps) == 1 else f"partitions {numbers} ({len(ps)})"
-        out.append(f"  {printable(topic)}: {which}, {replicas} replica{'' if replicas == 1 else 's'}"
-                   + (f", {fetched} of them {'catches' if fetched == 1 else 'catch'} up by fetching" if fetched else ""))
+        fetching = f", {fetched} of them {'catches' if fetched == 1 else 'catch'} up by fetching" if fetched else ""
+        out.append(f"  {printable(topic)}: {which}, {replicas} replica{'' if replicas == 1 else 's'}" + fetching)
     return out
 
 
@@ -237,8 +237,8 @@ def answer_line(report: ReplayReport, impact: Any = None) -> str:
         parts.append(f"{plural(len(failing), 'partition')} {'loses' if len(failing) == 1 else 'lose'} records or "
                      f"cannot recover: {shown}")
     if impact_hits:
-        codes = ", ".join(sorted({f.code for f in impact_hits}))
-        parts.append(f"{plural(len(impact_hits), 'finding')} on consumer groups and transactions ({codes})")
+        hit_codes = ", ".join(sorted({f.code for f in impact_hits}))
+        parts.append(f"{plural(len(impact_hits), 'finding')} on consumer groups and transactions ({hit_codes})")
     return "answer: " + "; ".join(parts)
 
 
@@ -269,7 +269,7 @@ def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = Fal
     counted += below
     for f in listed:
         out.write(f"! {finding_line(f)}\n")
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     hidden = []
     for p in report.partitions:
         for r in p.replicas:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import ExitCode, UsageError
 from .options import kafka_version_option, metadata_option
 from .replay_inputs import replay_input_options, resolve_replay_inputs
+
+if TYPE_CHECKING:
+    from ..epoch.versions import KafkaVersion
 
 
 @click.command()
@@ -22,7 +26,9 @@ from .replay_inputs import replay_input_options, resolve_replay_inputs
 @click.option("--markdown", "markdown", type=click.Path(dir_okay=False),
               help="Write the report as Markdown (for tickets) to this file.")
 @click.option("--title", default=None, help="The report's title (default: 'Incident report: ' and the cluster).")
-def report(log_dirs, broker_dirs, scenario, tables, kafka_version, metadata, out, markdown, title):
+def report(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, tables: str | None,
+           kafka_version: KafkaVersion, metadata: tuple[str, ...], out: str | None, markdown: str | None,
+           title: str | None) -> None:
     """Write the incident report: evidence, elections, verdicts, losses, consumers, transactions, findings.
 
     Takes what `replay` takes (broker log dirs, archives, --broker ID=DIR,

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import exit_for, printable
 from .evidence import refuse_output_in_evidence
 from .options import fail_on_option, format_option, kafka_version_option, min_severity_option
+
+if TYPE_CHECKING:
+    from ..epoch.versions import KafkaVersion
+    from ..findings import Finding
+    from ..scan.model import ScanReport
+    from ..severity import Severity
 
 
 @click.command()
@@ -23,7 +30,8 @@ from .options import fail_on_option, format_option, kafka_version_option, min_se
 @click.option("-v", "--verbose", is_flag=True,
               help="Text output: every partition and every finding (by default findings below medium are counted "
                    "per code, and partitions with no batch and nothing to report are one line).")
-def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress, verbose):
+def scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Severity, kafka_version: KafkaVersion,
+         min_severity: Severity | None, topics: tuple[str, ...], progress: bool | None, verbose: bool) -> None:
     """Scan a broker's log dir(s) (several for JBOD) as forensic evidence.
 
     Reports per-partition facts (log start/end, high watermark, epoch caches,
@@ -42,9 +50,8 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
       kforensics scan /data/kafka-logs --format json > scan.json
       kforensics scan /data/kafka-logs --out /tmp/evidence
     """
-    from ..log.file_hash import cancel_prefetched, prefetch, segment_files
-
     from ..log import kernels
+    from ..log.file_hash import cancel_prefetched, prefetch, segment_files
 
     kernels.check_cache_location(log_dirs)  # the compiled kernels' cache never in, on or above an input
     # the segments' hashing starts now, on a helper thread, and runs while the rest loads and the walk goes on
@@ -55,7 +62,8 @@ def scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, p
         cancel_prefetched()
 
 
-def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, progress, verbose=False):
+def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Severity, kafka_version: KafkaVersion,
+          min_severity: Severity | None, topics: tuple[str, ...], progress: bool | None, verbose: bool = False) -> None:
     from ..scan.broker import scan_log_dirs
     from ..scan.partition import CoordinatorSource, transaction_coordinator
     from .scan_text import render_scan_text, resolve_log_dirs
@@ -101,13 +109,13 @@ def _scan(log_dirs, fmt, out_dir, fail_on, kafka_version, min_severity, topics, 
     sys.exit(exit_for(report.all_findings(), threshold))
 
 
-def _check_topics(dirs, topics) -> None:
+def _check_topics(dirs: list[Any], topics: tuple[str, ...]) -> None:
     """Every ``--topic`` names a topic with a partition directory in the log dirs (read from their listings, before
     anything is scanned or written)."""
-    from ..log.listing import list_dir
     from ..log.file_kinds import parse_partition_dir_name
+    from ..log.listing import list_dir
 
-    present = set()
+    present: set[str] = set()
     for d in dirs:
         for entry in list_dir(d):
             name = parse_partition_dir_name(entry.name) if entry.is_dir else None
@@ -123,7 +131,7 @@ def _check_topics(dirs, topics) -> None:
                                  param_hint="--topic")
 
 
-def _add_findings(report, findings) -> None:
+def _add_findings(report: ScanReport, findings: list[Finding]) -> None:
     """Findings of a second reader of the scanned files (the coordinators' records), each reported once."""
     seen = {(f.code, f.file, f.position) for f in report.all_findings()}
     for f in findings:

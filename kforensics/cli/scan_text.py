@@ -21,8 +21,16 @@ import click
 from ..findings import Finding, Severity
 from ..log.file_kinds import parse_partition_dir_name
 from ..scan.model import PartitionScan, ScanReport
-from .common import (LISTED_BY_DEFAULT, by_listing, count_text, counted_lines, finding_line, plural, printable,
-                     severity_counts)
+from .common import (
+    LISTED_BY_DEFAULT,
+    by_listing,
+    count_text,
+    counted_lines,
+    finding_line,
+    plural,
+    printable,
+    severity_counts,
+)
 
 COLUMNS = ("partition", "segs", "batches", "log start", "LEO", "HW", "uncommitted", "at next start", "epochs",
            "findings")
@@ -37,7 +45,8 @@ def resolve_log_dirs(paths: tuple[str, ...]) -> list[Any]:
 
     A directory holding log dirs of several brokers is a usage error naming them.
     """
-    from ..scan.broker import InputError, resolve_log_dirs as resolve
+    from ..scan.broker import InputError
+    from ..scan.broker import resolve_log_dirs as resolve
 
     try:
         return resolve(list(paths))
@@ -147,7 +156,7 @@ def transaction_lines(report: ScanReport, topics: set[str]) -> list[str]:
 def plain_table(header: tuple[str, ...], body: list[list[str]], left: set[str]) -> list[str]:
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
 
-    def line(cells):
+    def line(cells: tuple[str, ...] | list[str]) -> str:
         return "  ".join(c.ljust(w) if h in left else c.rjust(w) for c, w, h in zip(cells, widths, header)).rstrip()
 
     return [line(header)] + [line(r) for r in body]

@@ -8,9 +8,19 @@ same however the job is started.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
 import click
 
 from .options import fail_on_option, format_option, kafka_version_option, metadata_option
+
+if TYPE_CHECKING:  # the job's modules and Spark are imported only when the command runs
+    from pyspark.sql import SparkSession
+
+    from ..epoch.versions import KafkaVersion
+    from ..severity import Severity
+    from ..spark.inputs import Located
+    from ..spark.job import JobOptions
 
 
 @click.command()
@@ -33,7 +43,9 @@ from .options import fail_on_option, format_option, kafka_version_option, metada
                    "The replay reads the batch rows either way.")
 @fail_on_option("Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
                 "unreadable snapshot always does).")
-def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, overwrite, fmt, tables, fail_on):
+def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
+          kafka_version: KafkaVersion, metadata: tuple[str, ...], overwrite: bool, fmt: str, tables: str | None,
+          fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
     Each SNAPSHOT is a broker log dir (or a dir holding one broker's log
@@ -76,18 +88,18 @@ def spark(snapshots, out, manifest, master, confs, kafka_version, metadata, over
     conf = _conf(confs)
     # every refusal (a KforensicsError) goes up to the command line's one mapping of errors to exit codes; all of
     # them come before the job's own modules are imported, and before a JVM starts
-    tables = parse_tables(tables)
+    chosen_tables = parse_tables(tables)
     snaps = resolve_snapshots(list(snapshots), manifest)
     if not snaps:
         raise click.UsageError("no snapshots (paths, globs or --manifest)")
-    meta = parse_metadata(metadata)
+    meta = parse_metadata(list(metadata))
     check_output(out, snaps, overwrite, meta, manifest)
     located = locate(snaps)
     check_master(master)
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
-                         tables=tables)
+                         tables=chosen_tables)
     summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document
@@ -111,16 +123,17 @@ def _conf(confs: tuple[str, ...]) -> dict[str, str]:
     return conf
 
 
-def _run(master: str | None, conf: dict[str, str], snaps: list, out: str, options) -> dict:
+def _run(master: str | None, conf: dict[str, str], snaps: list[Located], out: str, options: JobOptions
+         ) -> dict[str, object]:
     """The job, which starts Spark once nothing is left to refuse (a session already running in this process is
     reused and left running; one started here is stopped when the job ends); a failure of the job itself is
     :class:`~kforensics.spark.session.SparkJobFailed`, with the Java exception's first line."""
     from ..spark import job
     from ..spark.session import SparkJobFailed, from_spark, short_error, start
 
-    sessions = []
+    sessions: list[tuple[SparkSession, bool]] = []
 
-    def begin():
+    def begin() -> SparkSession:
         sessions.append(start(master, conf))
         return sessions[-1][0]
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import ExitCode
 from .common import count_text, echo_findings, plural, printable, severity_counts
 
+if TYPE_CHECKING:  # the timeline is imported only when the command runs
+    from ..kraft.timeline import TimelineEntry
+
 
 def _time(ms: int | None) -> str:
     if ms is None or ms < 0:
         return "-"
     try:
-        return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds").replace(
             "+00:00", "Z")
     except (OverflowError, OSError, ValueError):
         return str(ms)
@@ -25,7 +29,7 @@ def _ids(xs: list[int]) -> str:
     return "[" + ",".join(map(str, xs)) + "]"
 
 
-def answer_line(chosen: list) -> str:
+def answer_line(chosen: list[tuple[tuple[str, int], list[TimelineEntry]]]) -> str:
     """What matters first: the unclean elections (a leader from outside the previous ISR, or RECOVERING), or none."""
     unclean = [(t, p, e) for (t, p), es in chosen for e in es if e.unclean]
     if not unclean:
@@ -37,7 +41,7 @@ def answer_line(chosen: list) -> str:
     return f"answer: {plural(len(unclean), 'unclean election')}: {shown}{more}"
 
 
-def entry_line(topic: str, partition: int, e) -> str:
+def entry_line(topic: str, partition: int, e: TimelineEntry) -> str:
     """One text line for one timeline entry."""
     from ..kraft.timeline import LEADER_RECOVERY_STATES
 
@@ -59,7 +63,7 @@ def entry_line(topic: str, partition: int, e) -> str:
               help="text: one line per entry; json: one document.")
 @click.option("--topic", help="Only this topic.")
 @click.option("--partition", type=int, help="Only this partition number.")
-def timeline(paths, fmt, topic, partition):
+def timeline(paths: tuple[str, ...], fmt: str, topic: str | None, partition: int | None) -> None:
     """Leader elections per partition, replayed from a KRaft metadata log and its snapshots.
 
     Each LOGDIR|FILE is a broker log dir, a __cluster_metadata-0 dir, a metadata
@@ -110,8 +114,8 @@ def timeline(paths, fmt, topic, partition):
         click.echo(answer_line(chosen))
         removed = {(v["name"], v["offset"]) for v in tl.removed_topics.values()}
         for (t, p), es in chosen:
-            for e in es:
-                click.echo(entry_line(t, p, e))
+            for entry in es:
+                click.echo(entry_line(t, p, entry))
             for name, offset in sorted(removed, key=str):
                 if name == t and offset is not None:
                     click.echo(f"{printable(t)}-{p} offset: {offset} record: RemoveTopicRecord (topic deleted)")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
 from ..checks.offsets import OffsetCheck, check_attributes
@@ -97,7 +98,7 @@ def partition_topic(path: str) -> str | None:
     return None if parent is None else parent.topic
 
 
-def internal_decoder(path: str, kind: FileKind, forced: str | None = None):
+def internal_decoder(path: str, kind: FileKind, forced: str | None = None) -> ModuleType | None:
     """The decoder module for the records of ``path``: the one kafka-dump-log's flag ``forced`` names, else the
     internal topic's whose partition directory holds it (None: not an internal topic kforensics decodes)."""
     if forced is not None:
@@ -150,6 +151,7 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         s = reader.summary
         result.size = s.size
         if cut:
+            assert opts.max_bytes is not None  # only --max-bytes cuts the reading
             # as kafka-dump-log, within the first max_bytes only: where Kafka's reader stops there (if it does), and
             # the bytes within the limit after that point; nothing is said of the bytes past the limit
             inside = s.kafka_stop is not None and s.kafka_valid_bytes < opts.max_bytes
@@ -172,9 +174,9 @@ def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal:
     result.batches += 1
     first = entry.base_offset if entry.base_offset is not None else entry.last_offset
     if deep and b.magic < 2 and b.raw is not None and entry.base_offset is None:
-        first, count = EntryRecords(b).summary()
-        entry.base_offset, entry.record_count = first, count
-        first = first if first is not None else entry.last_offset
+        base, count = EntryRecords(b).summary()
+        entry.base_offset, entry.record_count = base, count
+        first = base if base is not None else entry.last_offset
     after = None
     if prev_last is not None and first != prev_last + 1:
         after = prev_last
@@ -198,7 +200,7 @@ def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal:
 def _internal(decoder: Any, r: Record, position: int, file: str, log: FindingLog) -> CoordinatorRecord:
     """An internal topic's record decoded; its findings placed at the batch, with the record's offset and the
     byte within its key or value (``facts["part"]``) as facts."""
-    rec = decoder.decode(r.key, r.value)
+    rec: CoordinatorRecord = decoder.decode(r.key, r.value)
     for f in rec.findings:
         part = f.facts.get("part", "value")
         log.add(replace(f, file=file, position=position,

@@ -96,7 +96,7 @@ def evidence_section(ev: ReplayEvidence) -> Section:
             caption=f"Input files ({sum(1 for f in ev.files if f.problem is None)}, "
                     f"{sum(f.size or 0 for f in ev.files if f.problem is None)} bytes)", limit=MAX_ROWS,
             what="files")
-    unread = [[f.path, f.problem] for f in ev.files if f.problem is not None]
+    unread: list[list[str | None]] = [[f.path, f.problem] for f in ev.files if f.problem is not None]
     unread += [[f"{name(p)} on broker {r['broker_id']}", f"NOT_JUDGED: {v.get('detail') or ''}"]
                for p in ev.partitions() for r in p["replicas"] for v in r["verdicts"] if v["code"] == "NOT_JUDGED"]
     unread += [[_where(f), f"{f['code']}: {f['message']}"] for f in ev.findings()

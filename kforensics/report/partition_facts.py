@@ -47,7 +47,7 @@ def at_risk(p: dict[str, Any]) -> bool:
     return impact_records(p) == 0 and any(v["code"] in FAILS_REPLAY for rep in p["replicas"] for v in rep["verdicts"])
 
 
-def partition_order_key(p: dict[str, Any]) -> tuple:
+def partition_order_key(p: dict[str, Any]) -> tuple[int, int, str, int]:
     """Worst first: the worst verdict, then the most records lost, then the name."""
     return (-ORDER.index(worst_code(p)), -impact_records(p), p["topic"], p["partition"])
 

@@ -40,7 +40,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         self._isr = sorted(brokers)
         self.controller = controller  # write the controller's record (a KRaft metadata log) when it can be
         # the controller's record, in order: ("elect", leader, epoch, unclean) or ("isr", members)
-        self.record: list[tuple] = []
+        self.record: list[tuple[Any, ...]] = []
         self.internal: dict[tuple[str, int], InternalPartition] = {}
         self.producers: dict[int, list[int]] = {}  # producer id -> [epoch, next sequence]
         self._txn: dict[bytes, TxnBatch] = {}  # batch bytes -> what it is in a transaction
@@ -86,7 +86,9 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
     def produce(self, count: int = 1, *, tag: str = "", broker: int | None = None, producer_id: int = -1
                 ) -> ScenarioBuilder:
         """The leader (or ``broker``) appends ``count`` one-record batches in the current epoch."""
-        b = self.brokers[broker if broker is not None else self.leader]
+        which = broker if broker is not None else self.leader
+        assert which is not None, "no leader elected"
+        b = self.brokers[which]
         self._appending(b)
         for _ in range(count):
             off = b.leo
@@ -101,7 +103,9 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
 
     def replicate(self, follower: int, *, up_to: int | None = None, source: int | None = None) -> ScenarioBuilder:
         """``follower`` copies the leader's batches it lacks (up to offset ``up_to``, exclusive)."""
-        src = self.brokers[source if source is not None else self.leader]
+        which = source if source is not None else self.leader
+        assert which is not None, "no leader elected"
+        src = self.brokers[which]
         dst = self.brokers[follower]
         self._appending(dst)
         for batch in src.batches:
@@ -113,6 +117,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         """``follower`` truncates to the longest prefix it shares with the leader, then copies the leader's
         batches (up to offset ``up_to``, exclusive): what epoch-based truncation reaches in a history Kafka
         wrote, with the checkpoint truncated the same way."""
+        assert self.leader is not None, "no leader elected"
         src, dst = self.brokers[self.leader], self.brokers[follower]
         self._appending(dst)
         common = 0
@@ -199,7 +204,7 @@ class ScenarioBuilder(CoordinatorSteps, Expectations, ScenarioWriting):
         return self
 
     # ------------------------------------------------------------- after the snapshot
-    def then(self, op: str, **kw) -> ScenarioBuilder:
+    def then(self, op: str, **kw: Any) -> ScenarioBuilder:
         """An event after the snapshot.  An ``elect`` is also in the controller's record; ``unclean=True``
         makes the record show it outside the ISR (the event itself says nothing: replay finds it there)."""
         if op == "elect":

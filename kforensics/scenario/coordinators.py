@@ -73,7 +73,9 @@ class CoordinatorSteps:
     def produce_txn(self, count: int = 1, *, producer_id: int, broker: int | None = None, tag: str = ""
                     ) -> Self:
         """Transactional producer ``producer_id`` appends ``count`` one-record batches (in its current epoch)."""
-        b = self.brokers[broker if broker is not None else self.leader]
+        which = broker if broker is not None else self.leader
+        assert which is not None, "no leader elected"
+        b = self.brokers[which]
         self._appending(b)
         state = self.producers.setdefault(producer_id, [0, 0])
         for _ in range(count):
@@ -93,7 +95,9 @@ class CoordinatorSteps:
         """The coordinator's COMMIT or ABORT marker for ``producer_id``'s transaction.  Under transactions v2
         (KIP-890) the coordinator bumps the producer epoch first: the marker carries the data's epoch + 1, and
         so does the producer's next transaction (``TransactionMetadata.prepareAbortOrCommit``)."""
-        b = self.brokers[broker if broker is not None else self.leader]
+        which = broker if broker is not None else self.leader
+        assert which is not None, "no leader elected"
+        b = self.brokers[which]
         self._appending(b)
         state = self.producers.setdefault(producer_id, [0, 0])
         if transaction_version >= 2:

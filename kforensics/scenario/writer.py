@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..formats import checkpoint, meta_properties, offset_index, partition_metadata, time_index
 from ..formats.record_batch import ENTRY_PREFIX, HEADER, LOG_OVERHEAD, MAGIC, MAGIC_OFFSET, RecordBatchHeader
@@ -65,13 +66,15 @@ class PartitionWriter:
         return d
 
 
-def _index_entries(data: bytes, interval: int | None = None):
+def _index_entries(data: bytes, interval: int | None = None
+                   ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """(last offset, position) index entries and the time index of strictly rising max timestamps.
 
     With ``interval`` an entry is added as ``LogSegment.append`` does: for the
     batch appended once more than ``interval`` bytes went in since the last one.
     """
-    entries, tentries = [], []
+    entries: list[tuple[int, int]] = []
+    tentries: list[tuple[int, int]] = []
     pos = 0
     best_ts = None
     since = 0
@@ -112,7 +115,7 @@ class LogDirWriter:
     cleaner_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
     clean_shutdown: bool = False
 
-    def partition(self, topic: str, partition: int, **kw) -> PartitionWriter:
+    def partition(self, topic: str, partition: int, **kw: Any) -> PartitionWriter:
         pw = PartitionWriter(topic, partition, **kw)
         self.partitions.append(pw)
         return pw

@@ -22,7 +22,7 @@ class ScenarioWriting:
     partition: int
     controller: bool
     brokers: dict[int, BrokerDisk]
-    record: list[tuple]
+    record: list[tuple[Any, ...]]
     internal: dict[tuple[str, int], InternalPartition]
     events: list[dict[str, Any]]
     expected: dict[str, dict[int, list[str]]]
