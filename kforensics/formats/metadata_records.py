@@ -81,7 +81,8 @@ def _rt(api_key: int, name: str, max_version: int, *fields: Decl,
 
 
 RECORD_TYPES: list[RecordType] = [
-    _rt(0, "RegisterBrokerRecord", 3,
+    # v4 (Kafka 4.4): cordoned log dirs, tagged (RegisterBrokerRecord.json)
+    _rt(0, "RegisterBrokerRecord", 4,
         "brokerId" / Int32sb,
         since(2, "isMigratingZkBroker" / Flag),
         "incarnationId" / Uuid(),
@@ -91,7 +92,8 @@ RECORD_TYPES: list[RecordType] = [
         "rack" / NullableString,
         "fenced" / Flag,
         since(1, "inControlledShutdown" / Flag),
-        tagged={0: since(3, "logDirs" / UuidArray)}),
+        tagged={0: since(3, "logDirs" / UuidArray),
+                1: since(4, "cordonedLogDirs" / NullableUuidArray)}),
     _rt(1, "UnregisterBrokerRecord", 0,
         "brokerId" / Int32sb,
         "brokerEpoch" / Int64sb),
@@ -165,12 +167,14 @@ RECORD_TYPES: list[RecordType] = [
         "brokerId" / Int32sb,
         "brokerEpoch" / Int64sb,
         "nextProducerId" / Int64sb),
-    _rt(17, "BrokerRegistrationChangeRecord", 2,
+    # v3 (Kafka 4.4): cordoned log dirs, tagged (BrokerRegistrationChangeRecord.json)
+    _rt(17, "BrokerRegistrationChangeRecord", 3,
         "brokerId" / Int32sb,
         "brokerEpoch" / Int64sb,
         tagged={0: "fenced" / Int8sb,
                 1: since(1, "inControlledShutdown" / Int8sb),
-                2: since(2, "logDirs" / UuidArray)}),
+                2: since(2, "logDirs" / UuidArray),
+                3: since(3, "cordonedLogDirs" / NullableUuidArray)}),
     _rt(18, "AccessControlEntryRecord", 0,
         "id" / Uuid(),
         "resourceType" / Int8sb,

@@ -322,8 +322,10 @@ def test_all_declared_types_are_the_reference_list():
     keys = sorted({t.api_key for t in RECORD_TYPES})
     assert keys == [0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12, 14, 15, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
     versions = {t.name: t.max_version for t in RECORD_TYPES}
-    assert versions["RegisterBrokerRecord"] == 3 and versions["PartitionRecord"] == 2
-    assert versions["PartitionChangeRecord"] == 2 and versions["BrokerRegistrationChangeRecord"] == 2
+    # Kafka 4.4.0's kafka-metadata jar: RegisterBrokerRecord 0-4 and BrokerRegistrationChangeRecord 0-3 (cordoned
+    # log dirs, tagged)
+    assert versions["RegisterBrokerRecord"] == 4 and versions["PartitionRecord"] == 2
+    assert versions["PartitionChangeRecord"] == 2 and versions["BrokerRegistrationChangeRecord"] == 3
 
 
 @settings(max_examples=400, deadline=None)
@@ -334,3 +336,17 @@ def test_arbitrary_bytes_raise_only_format_errors(prefix, tail):
         json.dumps(decode_metadata_record(prefix + tail))
     except DecodeError as e:
         assert e.code in ("BAD_METADATA_FRAME", "UNKNOWN_METADATA_RECORD", "METADATA_RECORD_DECODE_ERROR")
+
+
+def test_kafka_4_4_broker_records_with_cordoned_log_dirs_decode():
+    # RegisterBrokerRecord v4 and BrokerRegistrationChangeRecord v3 (Kafka 4.4.0) add CordonedLogDirs as a tagged,
+    # nullable uuid array (tag 1 and tag 3): before, such records were UNKNOWN_METADATA_RECORD
+    reg = {"brokerId": 2, "isMigratingZkBroker": False, "incarnationId": "AAAAAAAAAAAAAAAAAAAAAA", "brokerEpoch": 7,
+           "endPoints": [], "features": [], "rack": None, "fenced": False, "inControlledShutdown": False,
+           "logDirs": ["AAAAAAAAAAAAAAAAAAAAAQ"], "cordonedLogDirs": ["AAAAAAAAAAAAAAAAAAAAAg"]}
+    d = decode_metadata_record(encode_metadata_record("RegisterBrokerRecord", 4, reg))
+    assert (d["version"], d["data"]["brokerEpoch"], d["data"]["fenced"]) == (4, 7, False)
+    assert len(d["data"]["cordonedLogDirs"]) == 1
+    change = {"brokerId": 2, "brokerEpoch": 7, "fenced": -1, "cordonedLogDirs": []}
+    d = decode_metadata_record(encode_metadata_record("BrokerRegistrationChangeRecord", 3, change))
+    assert (d["version"], d["data"]["fenced"], d["data"]["cordonedLogDirs"]) == (3, -1, [])
