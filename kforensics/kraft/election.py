@@ -30,7 +30,9 @@ jars of ``org.apache.kafka:kafka-metadata``, ``controller/`` package):
   ``handleBrokerUnfenced``): a returning broker re-registers fenced; with ELR
   on and an unclean shutdown (its ``.kafka_cleanshutdown`` does not name the
   broker epoch of its last registration) it is removed from ISR and ELR,
-  otherwise it is handled as fenced (removed from the ISR).  A broker that
+  otherwise, from 4.0.0, it is handled as fenced (removed from the ISR);
+  before 4.0 (``handleBrokerUncleanShutdown``, 3.9.1) only the first case
+  changes anything.  A broker that
   was active but does not return is fenced when its session expires.  Each
   returning broker, once unfenced, is offered the partitions without a leader.
 
@@ -213,49 +215,86 @@ def _last_known_leader(reg: Registration, rules: ControllerRules, new_leader: in
 
 
 def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Sequence[int],
-            clean_shutdown: dict[int, bool] | None = None) -> Choice:
+            clean_shutdown: dict[int, bool] | None = None, cold: bool = True) -> Choice:
     """The leader after the brokers in ``returning`` come back, in that order.
 
     ``active``: brokers the metadata shows registered, unfenced and not in
     controlled shutdown when the evidence was taken.  ``clean_shutdown``:
     per returning broker, whether the controller will take its shutdown as
-    clean (unknown brokers: unclean).
+    clean (unknown brokers: unclean).  ``cold`` (the usual restart after an
+    outage): the controller is back before the brokers and every broker it
+    still takes as active loses its session first — fenced in broker id order,
+    the order ``BrokerHeartbeatManager`` touched them at activation — then
+    each broker registers and is unfenced before the next comes back.  Not
+    ``cold``: the brokers all register within their session timeout, the
+    absent ones are fenced after, and the returning ones are unfenced in order.
     """
     clean = clean_shutdown or {}
     live = set(active)
     steps: list[Step] = []
-    how_final = "controller-record" if reg.leader != NO_LEADER else "offline"
+    state = {"how": "controller-record" if reg.leader != NO_LEADER else "offline"}
 
     def apply(action: str, new: Registration, how: str | None) -> Registration:
         steps.append(Step(action, new, how))
+        if how is not None:
+            state["how"] = how
         return new
 
-    for b in returning:  # re-registration: fenced until it catches up; its shutdown handled first
-        live.discard(b)
-        if rules.elr and not clean.get(b, False):
-            if b not in reg.isr and b not in reg.elr:
-                continue  # handleBrokerShutdown visits only the partitions with b in their ISR or ELR
-            isr = [r for r in reg.isr if r != b]
-            new, how = change(reg, rules, isr, _excluding(b, live), unclean_shutdown=[b])
-            reg = apply(f"register {b} (unclean shutdown)", new, how)
-        else:
-            reg = _fence(reg, rules, b, live, apply, f"register {b} ({'clean' if clean.get(b) else 'unclean'} "
-                                                     "shutdown)")
-        how_final = _track(how_final, steps)
-    # active in the record (or its leader) but not coming back: its session expires and it is fenced
-    for b in sorted((live | ({reg.leader} - {NO_LEADER})) - set(returning)):
-        live.discard(b)
-        reg = _fence(reg, rules, b, live, apply, f"fence {b}")
-        how_final = _track(how_final, steps)
-    for b in returning:
-        live.add(b)
-        if reg.leader == NO_LEADER:
-            new, how = change(reg, rules, reg.isr, lambda r: r in live)
-            reg = apply(f"unfence {b}", new, how)
-            how_final = _track(how_final, steps)
+    def expire(r: Registration, brokers: Iterable[int]) -> Registration:
+        for b in sorted(brokers):
+            live.discard(b)
+            r = _fence(r, rules, b, live, apply, f"fence {b} (session expired)")
+        return r
+
+    if cold:
+        # the first broker back registers within the others' session timeout; their sessions expire while it
+        # catches up; each later broker comes back once the one before is unfenced
+        first, rest = (returning[0], list(returning[1:])) if returning else (None, [])
+        if first is not None:
+            reg = _register(reg, rules, first, clean.get(first, False), live, apply)
+        reg = expire(reg, live | ({reg.leader} - {NO_LEADER, first}))
+        if first is not None:
+            reg = _unfence(reg, rules, first, live, apply)
+        for b in rest:
+            reg = _register(reg, rules, b, clean.get(b, False), live, apply)
+            reg = _unfence(reg, rules, b, live, apply)
+    else:
+        for b in returning:
+            reg = _register(reg, rules, b, clean.get(b, False), live, apply)
+        # active in the record (or its leader) but not coming back: its session expires and it is fenced
+        reg = expire(reg, (live | ({reg.leader} - {NO_LEADER})) - set(returning))
+        for b in returning:
+            reg = _unfence(reg, rules, b, live, apply)
+    how_final = state["how"]
     unclean = how_final in ("unclean", "last-known-elr")
     return Choice(reg.leader, reg.leader_epoch, how_final if reg.leader != NO_LEADER else "offline", unclean,
                   reg, tuple(steps), tuple(returning))
+
+
+Apply = Callable[[str, Registration, str | None], Registration]
+
+
+def _register(reg: Registration, rules: ControllerRules, b: int, clean: bool, live: set[int],
+              apply: Apply) -> Registration:
+    """``registerBroker`` of a new incarnation: fenced until it catches up, its last shutdown handled first."""
+    live.discard(b)
+    if not rules.at_least(4, 0) and not (rules.elr and not clean):
+        return reg  # before 4.0 only an unclean shutdown with ELR on is handled (handleBrokerUncleanShutdown, 3.9.1)
+    if rules.elr and not clean:
+        if b not in reg.isr and b not in reg.elr:
+            return reg  # handleBrokerShutdown visits only the partitions with b in their ISR or ELR
+        new, how = change(reg, rules, [r for r in reg.isr if r != b], _excluding(b, live), unclean_shutdown=[b])
+        return apply(f"register {b} (unclean shutdown)", new, how)
+    return _fence(reg, rules, b, live, apply, f"register {b} ({'clean' if clean else 'unclean'} shutdown)")
+
+
+def _unfence(reg: Registration, rules: ControllerRules, b: int, live: set[int], apply: Apply) -> Registration:
+    """``handleBrokerUnfenced``: ``b`` is active again and is offered the partitions without a leader."""
+    live.add(b)
+    if reg.leader != NO_LEADER:
+        return reg
+    new, how = change(reg, rules, reg.isr, lambda r: r in live)
+    return apply(f"unfence {b}", new, how)
 
 
 def _excluding(b: int, live: set[int]) -> Acceptable:
@@ -263,8 +302,8 @@ def _excluding(b: int, live: set[int]) -> Acceptable:
     return lambda r: r != b and r in live
 
 
-def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int],
-           apply: Callable[[str, Registration, str | None], Registration], action: str) -> Registration:
+def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int], apply: Apply,
+           action: str) -> Registration:
     """``handleBrokerFenced`` / a clean ``handleBrokerShutdown``: ``b`` leaves the ISR and cannot lead."""
     if b not in reg.isr and b != reg.leader:
         return reg
@@ -272,16 +311,9 @@ def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int],
     return apply(action, new, how)
 
 
-def _track(how: str, steps: list[Step]) -> str:
-    """How the current leader was chosen, after the last step."""
-    last = steps[-1] if steps else None
-    if last is None or last.how is None:
-        return how
-    return last.how
-
 
 def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Iterable[int],
-            clean_shutdown: dict[int, bool] | None = None) -> Choice:
+            clean_shutdown: dict[int, bool] | None = None, cold: bool = True) -> Choice:
     """:func:`restart` over every order in which the partition's returning replicas may come back.
 
     The choice reported is the one for the returning brokers in ascending id
@@ -291,9 +323,10 @@ def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
     back = sorted(set(returning))
     mine = [b for b in back if b in reg.replicas]
     others = [b for b in back if b not in reg.replicas]
-    base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown)
+    base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown, cold=cold)
     seen: set[int] = set()
     for order in itertools.islice(itertools.permutations(mine), MAX_ORDERS):
-        c = restart(reg, rules, active=active, returning=[*order, *others], clean_shutdown=clean_shutdown)
+        c = restart(reg, rules, active=active, returning=[*order, *others], clean_shutdown=clean_shutdown,
+                    cold=cold)
         seen.add(c.leader)
     return replace(base, alternatives=tuple(sorted(seen - {base.leader})))

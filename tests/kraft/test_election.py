@@ -137,26 +137,41 @@ def test_an_unclean_shutdown_leaves_the_elr_at_registration():
 
 
 def test_a_whole_cluster_crash_without_elr_ends_with_the_last_isr_member_to_register():
-    # All three were active in the record.  Re-registering 1 (fenced handling) moves leadership to 2, 2's to 3, and
+    # A warm restart (every broker re-registers within its session timeout).  All three were active in the record.  Re-registering 1 (fenced handling) moves leadership to 2, 2's to 3, and
     # 3's leaves no acceptable ISR member: NO_LEADER with ISR [3] (kept: no ELR).  Unfencing 1 and 2 finds them
     # outside the ISR; unfencing 3 elects it.
     reg = Registration(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=10)
-    c = restart(reg, rules(), active=[1, 2, 3], returning=[1, 2, 3], clean_shutdown={1: True, 2: True, 3: True})
+    c = restart(reg, rules(), active=[1, 2, 3], returning=[1, 2, 3], clean_shutdown={1: True, 2: True, 3: True},
+                cold=False)
     assert (c.leader, c.how, c.registration.isr) == (3, "isr", (3,))
     # epochs: 1 -> 2 (11), 2 -> 3 (12), 3 -> none (13), none -> 3 (14)
     assert c.leader_epoch == 14
-    p = predict(reg, rules(), active=[1, 2, 3], returning=[1, 2, 3], clean_shutdown={1: True, 2: True, 3: True})
+    p = predict(reg, rules(), active=[1, 2, 3], returning=[1, 2, 3], clean_shutdown={1: True, 2: True, 3: True},
+                cold=False)
     assert p.leader == 3 and set(p.alternatives) == {1, 2}  # whoever registers last leads: order-dependent
 
 
 def test_a_broker_that_does_not_return_is_fenced_and_loses_leadership():
     reg = Registration(replicas=(1, 2, 3), isr=(1, 2, 3), leader=1, leader_epoch=10)
-    c = restart(reg, rules(), active=[1, 2, 3], returning=[2, 3], clean_shutdown={2: True, 3: True})
+    c = restart(reg, rules(), active=[1, 2, 3], returning=[2, 3], clean_shutdown={2: True, 3: True}, cold=False)
     # register 2: ISR [1,3], leader 1 stays; register 3: ISR [1], leader 1 stays; fence 1: ISR stays [1] (no ELR),
     # leader none; unfence 2, 3: not in the ISR -> offline
     assert (c.leader, c.how) == (NO_LEADER, "offline")
-    u = restart(reg, rules(unclean=True), active=[1, 2, 3], returning=[2, 3], clean_shutdown={2: True, 3: True})
+    u = restart(reg, rules(unclean=True), active=[1, 2, 3], returning=[2, 3], clean_shutdown={2: True, 3: True},
+                cold=False)
     assert (u.leader, u.how, u.unclean) == (2, "unclean", True)
+
+
+def test_a_cold_restart_after_a_crash_with_elr_ends_in_unclean_recovery_of_the_last_leader():
+    # Kafka 4.4.0 (ELR on, min ISR 2): the record has leader 2, ISR [2, 3], both brokers active, both killed.  The
+    # controller comes back first: 2's session expires (fenced: ISR [3] < min ISR, so 2 joins the ELR; 3 leads),
+    # then 3's (ISR empty: ELR [2, 3], no leader; the last known leader becomes [3]).  Broker 2 re-registers after
+    # an unclean shutdown and leaves the ELR; unfenced, it is not eligible and the last known leader 3 is not alive
+    # (4.1+): offline.  Broker 3 re-registers (leaves the ELR), is unfenced, and is elected as the single last
+    # known leader: unclean recovery, RECOVERING.  Epochs: +1 (3 leads), +1 (none), +1 (3) = 4 from 1.
+    reg = Registration(replicas=(1, 2, 3), isr=(2, 3), leader=2, leader_epoch=1)
+    c = restart(reg, rules(release=(4, 4, 0), elr=True, min_isr=2), active=[2, 3], returning=[2, 3, 1])
+    assert (c.leader, c.how, c.leader_epoch, c.registration.recovering) == (3, "last-known-elr", 4, True)
 
 
 # ----------------------------------------------------------------------------- property: only what Kafka allows
@@ -186,7 +201,7 @@ def test_the_chosen_leader_is_always_one_kafka_allows(shape, elr, unclean, min_i
         # the last known leader is set only with ELR on, from a replica that led or was in the ISR/ELR
         assert elr and c.leader in set(reg.isr) | set(reg.elr) | set(reg.last_known_elr) | {reg.leader}
     for order in itertools.permutations(sorted(b for b in back if b in reps)):
-        o = restart(reg, rules(elr=elr, unclean=unclean, min_isr=min_isr), active=active,
+        o = restart(reg, rules(elr=elr, unclean=unclean, min_isr=min_isr), active=active, cold=True,
                     returning=[*order, *sorted(b for b in back if b not in reps)],
                     clean_shutdown={b: True for b in clean})
         assert o.leader in {c.leader, *c.alternatives}
