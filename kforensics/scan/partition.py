@@ -350,6 +350,8 @@ def _scan_segment(scan: PartitionScan, pd: PartitionLog, seg: LogSegment, walk: 
         scan.complete = False
         return
     s = reader.summary
+    if s.short_read_at is not None:
+        facts.readable = False  # the file ended before the size it had when opened: what lies past is unknown
     facts.size = s.size
     facts.kafka_valid_bytes = s.kafka_valid_bytes
     facts.kafka_stop = s.kafka_stop_kind
