@@ -164,13 +164,15 @@ _("CHECKPOINT_BAD_TOPIC_NAME", LOW, "an offset checkpoint names a topic that is 
 _("CHECKPOINT_ENTRY_WITHOUT_PARTITION", LOW, "a root checkpoint names a partition with no directory here",
   "ignored")
 _("META_PROPERTIES_MALFORMED", MEDIUM, "a meta.properties line that is not key=value", "Properties.load skips it")
-_("META_PROPERTIES_BAD_VERSION", HIGH, "meta.properties with a version other than 0 or 1", "the broker refuses to start")
+_("META_PROPERTIES_BAD_VERSION", HIGH, "meta.properties with a version other than 0 or 1",
+  "the broker refuses to start")
 _("META_PROPERTIES_BAD_ID", HIGH, "meta.properties with a broker or node id that is not a number",
   "the broker refuses to start")
 _("META_PROPERTIES_MISSING_KEY", MEDIUM, "meta.properties without a required key", "the broker refuses to start")
 _("PARTITION_METADATA_MALFORMED", HIGH, "partition.metadata that does not parse (a line is not 'key: value')",
   "the read fails and the log dir goes offline (KafkaStorageException)")
-_("PARTITION_METADATA_NOT_UTF8", HIGH, "partition.metadata holding bytes that are not UTF-8", "the log dir goes offline")
+_("PARTITION_METADATA_NOT_UTF8", HIGH, "partition.metadata holding bytes that are not UTF-8",
+  "the log dir goes offline")
 _("PARTITION_METADATA_BAD_VERSION", HIGH, "partition.metadata with a negative version", "the log dir goes offline")
 _("PARTITION_METADATA_BAD_TOPIC_ID", HIGH, "partition.metadata with an invalid or all-zero topic id",
   "the log dir goes offline")

@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
+bash scripts/typecheck.sh
 exec .venv/bin/python -m pytest -q "$@"

@@ -23,8 +23,8 @@ Folded from the records as the timeline replays them (log and snapshots):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 TOPIC, BROKER = 2, 4  # ConfigResource.Type ids

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .file_kinds import FileKind
 from .side_files import SideFile, read_side_file
+
+if TYPE_CHECKING:
+    from .segment_reader import SegmentReader
 
 
 @dataclass
@@ -20,7 +23,7 @@ class LogSegment:
     txn_index: Any = None
     leftovers: list[tuple[Any, FileKind]] = field(default_factory=list)
 
-    def reader(self, **kw):
+    def reader(self, **kw: Any) -> SegmentReader:
         """A streaming reader over the ``.log`` (see :class:`~kforensics.log.segment_reader.SegmentReader`)."""
         from .segment_reader import SegmentReader
 
