@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ..errors import ExitCode
 from ..severity import Severity
+from ..verdict_rules import FAILS_REPLAY
 
 #: severity names, worst first, as the table and the summary line list them
 SEVERITIES = tuple(str(s) for s in sorted(Severity, reverse=True))
@@ -64,8 +65,31 @@ def summary_line(summary: Summary) -> str:
             f"partition(s), {failed} failed task(s), {groups} failed replay(s)")
 
 
+def answer_line(summary: Summary) -> str:
+    """What matters first, as ``scan`` and ``replay`` say it: replicas whose verdict fails the replay, or evidence
+    that could not be judged, or nothing lost."""
+    bad: dict[str, int] = {}
+    clusters = summary.get("clusters", [])
+    for c in clusters:
+        for code, n in c["verdicts"].items():
+            if code in FAILS_REPLAY:
+                bad[code] = bad.get(code, 0) + n
+    failed = sum(len(summary.get(k) or []) for k in ("failed_tasks", "failed_groups", "unreadable_snapshots"))
+    unknown = f"; unknown where {failed} task(s), replay(s) or snapshot(s) failed" if failed else ""
+    if bad:
+        n = sum(bad.values())
+        codes = ", ".join(f"{code} {k}" for code, k in sorted(bad.items()))
+        who = "1 replica loses" if n == 1 else f"{n} replicas lose"
+        return f"answer: {who} records or cannot recover ({codes}){unknown}"
+    if failed:
+        return f"answer: nothing lost where judged{unknown}"
+    return (f"answer: nothing lost: {summary.get('partitions', 0)} partition(s) in {len(clusters)} cluster(s), "
+            "no verdict that fails the replay")
+
+
 def render_text(summary: Summary, out: TextIO) -> None:
-    """The per-cluster table, the failures by name, and the summary line."""
+    """The answer line, the per-cluster table, the failures by name, and the summary line."""
+    out.write(answer_line(summary) + "\n")
     header = ["cluster", "snapshots", "partitions", "batches", "failed"] + list(SEVERITIES) + ["verdicts"]
     rows = []
     for c in summary.get("clusters", []):

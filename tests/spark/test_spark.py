@@ -655,7 +655,8 @@ def test_summary_counts_what_the_tables_hold(job):
     buf = io.StringIO()
     render_text(summary, buf)
     lines = buf.getvalue().splitlines()
-    assert {ln.split()[0] for ln in lines[2:2 + len(summary["clusters"])]} == {
+    assert lines[0].startswith("answer: ")
+    assert {ln.split()[0] for ln in lines[3:3 + len(summary["clusters"])]} == {
         "-" if c["cluster"] is None else c["cluster"] for c in summary["clusters"]}
     assert lines[-1].startswith(f"summary: {sum(summary['findings'].values())} findings (")
     print(f"job: {summary['test_seconds']:.1f} s, {summary['timings']}")
@@ -673,7 +674,7 @@ def test_cli_prints_a_table_and_a_summary_line_and_exits_by_fail_on(spark, tmp_p
                                   str(tmp_path / "o1"), "--master", "local[2]"])
     assert r.exit_code == 1, r.output
     lines = r.stdout.splitlines()
-    assert lines[0] == "clusters" and lines[1].split()[0] == "cluster"
+    assert lines[0].startswith("answer: ") and lines[1] == "clusters" and lines[2].split()[0] == "cluster"
     assert any(ln.startswith("scenario-healthy-3-brokers ") for ln in lines)
     assert lines[-1].startswith("summary: ") and "2 snapshot(s)" in lines[-1]
     r = CliRunner().invoke(main, ["spark", *(str(b) for b in sorted(healthy.glob("broker-*"))),

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from kforensics.cli import main
 from kforensics.outputs import relation
 from kforensics.severity import Severity
-from kforensics.spark.report import exit_code, render_text, summary_line
+from kforensics.spark.report import answer_line, exit_code, render_text, summary_line
 from tests.conftest import ROOT, file_tree
 
 SCENARIO = ROOT / "fixtures" / "scenarios" / "kip101-s2-two-hard-failures"
@@ -330,9 +330,15 @@ def test_text_names_the_failures_and_ends_with_one_summary_line():
     render_text(_summary(failed_tasks=failed, unreadable_snapshots=["broken"]), buf)
     text = buf.getvalue()
     lines = text.splitlines()
-    assert lines[0] == "clusters" and lines[1].split()[:5] == ["cluster", "snapshots", "partitions", "batches",
+    # the answer first, as scan and replay give it: the LOSS_COMMITTED replica, and what could not be judged
+    assert lines[0] == ("answer: 1 replica loses records or cannot recover (LOSS_COMMITTED 1); unknown where 2 "
+                        "task(s), replay(s) or snapshot(s) failed")
+    healthy = {"clusters": [{"verdicts": {"OK": 6}}], "partitions": 2}
+    assert answer_line(healthy) == ("answer: nothing lost: 2 partition(s) in 1 cluster(s), no verdict that fails "
+                                    "the replay")
+    assert lines[1] == "clusters" and lines[2].split()[:5] == ["cluster", "snapshots", "partitions", "batches",
                                                                "failed"]
-    assert lines[2].split()[0] == "c1" and lines[2].endswith("OK 2, LOSS_COMMITTED 1")
+    assert lines[3].split()[0] == "c1" and lines[3].endswith("OK 2, LOSS_COMMITTED 1")
     assert "failed tasks (1; SCAN_FAILED in the findings table)" in text and "s\\x1b[31m t-0: ValueError: x" in text
     assert "unreadable snapshots (1; SNAPSHOT_UNREADABLE or NO_LOG_DIR): broken" in text
     assert lines[-1] == summary_line(_summary(failed_tasks=failed)) == (
