@@ -144,3 +144,17 @@ def echo_findings(findings: Iterable[Finding]) -> None:
 def stdout_is_terminal() -> bool:
     """Whether standard output is a terminal (not a pipe or a file)."""
     return sys.stdout.isatty()
+
+
+def number_ranges(ns: Iterable[int]) -> str:
+    """Partition numbers as a reader scans them: ``0-4, 7, 9-10``."""
+    values = sorted(set(ns))
+    out: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
+            j += 1
+        out.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
+        i = j + 1
+    return ", ".join(out)

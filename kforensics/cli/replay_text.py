@@ -17,7 +17,7 @@ from ..replay.engine import PartitionReplay
 from ..replay.report import ReplayReport
 from ..severity import Severity
 from ..verdict_rules import FAILING_FINDINGS, IMPACT, fails_replay, verdict_codes, worst
-from .common import LISTED_BY_DEFAULT, by_listing, counted_lines, finding_line, plural, printable
+from .common import LISTED_BY_DEFAULT, by_listing, counted_lines, finding_line, number_ranges, plural, printable
 
 
 def _range(offsets: list[tuple[int, int]], limit: int = 8) -> str:
@@ -176,19 +176,6 @@ def quiet(p: PartitionReplay, threshold: Severity = Severity.INFO) -> bool:
     return True
 
 
-def _numbers(ns: list[int]) -> str:
-    """``0-4, 7, 9-10``."""
-    out: list[str] = []
-    ns = sorted(ns)
-    i = 0
-    while i < len(ns):
-        j = i
-        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
-            j += 1
-        out.append(str(ns[i]) if i == j else f"{ns[i]}-{ns[j]}")
-        i = j + 1
-    return ", ".join(out)
-
 
 def quiet_lines(partitions: list[PartitionReplay]) -> list[str]:
     """One line per topic for the partitions with nothing to report."""
@@ -199,7 +186,7 @@ def quiet_lines(partitions: list[PartitionReplay]) -> list[str]:
     for topic, ps in by_topic.items():
         replicas = sum(len(p.replicas) for p in ps)
         fetched = sum(1 for p in ps for r in p.replicas if r.log_end_offset_after > r.log_end_offset_before)
-        numbers = _numbers([p.partition for p in ps])
+        numbers = number_ranges([p.partition for p in ps])
         which = f"partition {numbers}" if len(ps) == 1 else f"partitions {numbers} ({len(ps)})"
         fetching = f", {fetched} of them {'catches' if fetched == 1 else 'catch'} up by fetching" if fetched else ""
         out.append(f"  {printable(topic)}: {which}, {replicas} replica{'' if replicas == 1 else 's'}" + fetching)

@@ -27,6 +27,7 @@ from .common import (
     count_text,
     counted_lines,
     finding_line,
+    number_ranges,
     plural,
     printable,
     severity_counts,
@@ -100,23 +101,11 @@ def idle_line(partitions: list[PartitionScan], threshold: Severity) -> str:
     by_topic: dict[str, list[int]] = {}
     for p in partitions:
         by_topic.setdefault(p.topic, []).append(p.partition)
-    topics = "; ".join(f"{printable(t)} {_numbers(ns)}" for t, ns in sorted(by_topic.items()))
+    topics = "; ".join(f"{printable(t)} {number_ranges(ns)}" for t, ns in sorted(by_topic.items()))
     verb = "holds" if len(partitions) == 1 else "hold"
     return (f"{plural(len(partitions), 'partition')} {verb} no batch, nothing cut at the next start and no finding "
             f"at {threshold} or above (--verbose lists them): {topics}")
 
-
-def _numbers(ns: list[int]) -> str:
-    """``0-4, 7, 9-10``."""
-    ns = sorted(set(ns))
-    out, i = [], 0
-    while i < len(ns):
-        j = i
-        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
-            j += 1
-        out.append(str(ns[i]) if i == j else f"{ns[i]}-{ns[j]}")
-        i = j + 1
-    return ", ".join(out)
 
 
 def rows(report: ScanReport, topics: set[str], skip: Any = None) -> list[list[str]]:
