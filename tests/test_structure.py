@@ -112,25 +112,19 @@ OWNERS = {"verdicts": {"kforensics/verdict_rules.py", "kforensics/catalogue.py"}
           "severities": {"kforensics/severity.py", "kforensics/catalogue.py"}}
 
 
+def _collections_of(names: set[str], at_least: int, owners: set[str]) -> list[str]:
+    """Literal collections of ``at_least`` of ``names`` in modules other than ``owners``, as ``file:line values``."""
+    return [f"{_rel(p)}:{node.lineno} {values}" for p in SOURCES if _rel(p) not in owners
+            for node, values in _string_collections(_tree(p)) if sum(v in names for v in values) >= at_least]
+
+
 def test_verdict_classes_are_defined_only_by_their_owner():
-    found = []
-    for p in SOURCES:
-        if _rel(p) in OWNERS["verdicts"]:
-            continue
-        for node, values in _string_collections(_tree(p)):
-            if sum(v in VERDICTS for v in values) >= 2:
-                found.append(f"{_rel(p)}:{node.lineno} {values}")
+    found = _collections_of(set(VERDICTS), 2, OWNERS["verdicts"])
     assert not found, f"sets of verdict codes outside kforensics/verdict_rules.py: {found}"
 
 
 def test_the_severity_order_is_defined_only_by_its_owner():
-    found = []
-    for p in SOURCES:
-        if _rel(p) in OWNERS["severities"]:
-            continue
-        for node, values in _string_collections(_tree(p)):
-            if sum(v in SEVERITY_NAMES for v in values) >= 3:
-                found.append(f"{_rel(p)}:{node.lineno} {values}")
+    found = _collections_of(SEVERITY_NAMES, 3, OWNERS["severities"])
     assert not found, f"severity orders outside kforensics/severity.py: {found}"
 
 
