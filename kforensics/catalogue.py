@@ -295,8 +295,16 @@ _("METADATA_RECORD_DECODE_ERROR", MEDIUM, "a metadata record body that does not 
 _("NULL_METADATA_RECORD", MEDIUM, "a metadata record with a null value", "the controller fails to replay the log")
 _("METADATA_CLUSTERS_DIFFER", HIGH, "metadata logs of several clusters were given; one is replayed",
   "not applicable")
-_("METADATA_REPLICAS_DIVERGE", MEDIUM, "copies of the metadata log hold different records at one offset",
-  "Raft keeps the record of the higher epoch")
+_("METADATA_REPLICAS_DIVERGE", MEDIUM, "copies of the metadata log hold different records at one offset in the "
+  "same Raft epoch", "Raft's log matching rules it out: a damaged copy, or copies of two clusters")
+_("METADATA_TAIL_DEPOSED", LOW, "a copy of the metadata log holds a tail written by a deposed leader, diverging from "
+  "the reference lineage", "the node truncates it when it next fetches from the leader (KafkaRaftClient, diverging "
+  "epoch); it was never committed and is not replayed")
+_("METADATA_LOG_INCOMPLETE", MEDIUM, "a copy of the metadata log ends before what its own leader-epoch checkpoint or "
+  "snapshots show it held", "the node restarts from what its segments hold and fetches the rest from the leader; "
+  "grants in the missing part are unknown to the timeline")
+_("METADATA_UNCOMMITTED", INFO, "metadata records past the committed bound the copies show (snapshot, or a majority "
+  "of voters past the start of the leader's epoch)", "brokers apply only committed metadata", healthy=True)
 _("METADATA_HISTORY_INCOMPLETE", INFO, "the metadata log starts after offset 0 with no snapshot before it",
   "not applicable: older partitions are unknown until a change names them")
 _("METADATA_RECORDS_SUPERSEDED", INFO, "metadata records with no known state to apply to; a later snapshot covers them",
@@ -405,6 +413,20 @@ _("PARTITION_NOT_REPLAYED", INFO, "a partition replay leaves out, and why (the K
 _("METADATA_COPIES_DIFFER", INFO, "one node's copy of the metadata log holds records another node's lacks",
   "a lagging voter catches up; a voter's uncommitted tail is truncated to the leader's log (Raft)", healthy=True)
 
+# ----------------------------------------------------------------------------- salvage
+_ = _area("salvage and payloads")
+_("SALVAGE_BATCH_NOT_READ", HIGH, "a batch a loss verdict names no longer reads back where the replay found it "
+  "(the file changed or the copy is cut): its records are not salvaged", "-")
+_("SALVAGE_NOT_SENT", HIGH, "a salvaged record the broker did not acknowledge when put back (the delivery error "
+  "is given); a later run sends it again", "-")
+_("SALVAGE_LEDGER_DAMAGED", MEDIUM, "a line of the salvage ledger (what earlier runs had acknowledged) does not "
+  "parse; the records it named may be sent again", "-")
+_("PAYLOAD_UNDECODABLE", LOW, "a key or value framed for the Schema Registry (magic byte 0, schema id) does not "
+  "decode with its schema, or its schema is not in the evidence's _schemas topic: it stays bytes",
+  "nothing: brokers never decode payloads; a consumer's deserializer fails on it")
+_("SCHEMA_UNREADABLE", LOW, "a record of the _schemas topic does not parse as a Schema Registry schema record",
+  "nothing: the Schema Registry skips or fails on it when it loads")
+
 # ----------------------------------------------------------------------------- verdicts
 _ = _area("replay verdicts", "verdict")
 _("OK", INFO, "the replica ends as a prefix of the leader; nothing it held is lost", "-", healthy=True)
@@ -430,6 +452,13 @@ _("UNCLEAN_ELECTION", HIGH, "this replica was elected leader outside the last IS
   "records only the former ISR held are lost")
 _("NOT_JUDGED", HIGH, "this replica's evidence could not be read (a segment or its directory), so what the "
   "replay does to it is unknown", "-: kforensics could not read what Kafka would load")
+_("NO_LEADER", HIGH, "the controller elects no leader at the restart: no replica is eligible (ISR, ELR, last known "
+  "leader) among the brokers that come back, and unclean election is off",
+  "the partition stays offline (produce and fetch fail) until an eligible replica returns or unclean election is "
+  "enabled; nothing is truncated meanwhile")
+_("COMMITTED_NOT_HELD", CRITICAL, "offsets below the committed bound (a checkpointed high watermark) that no "
+  "replica holds on disk: committed, then lost before the evidence was taken (unflushed, or files missing)",
+  "the leader serves from its log end: consumers past it reset, and the committed records are gone everywhere")
 
 
 def _index(kind: str) -> dict[str, CodeInfo]:

@@ -29,6 +29,7 @@ COMMANDS = {
     "timeline": ("kforensics.cli.timeline", "Leader elections per partition, from a KRaft metadata log."),
     "spark": ("kforensics.cli.spark", "Scan and replay many archived broker snapshots on Spark."),
     "report": ("kforensics.cli.report", "The incident report: self-contained HTML, and Markdown for tickets."),
+    "salvage": ("kforensics.cli.salvage", "Export the records a restart will destroy; put them back (--produce)."),
 }
 
 
