@@ -15,6 +15,7 @@ from ..log.file_kinds import classify_name
 from ..log.partition import MAX_EPOCH, MAX_OFFSET
 from .common import echo_findings, printable
 from .json_out import dumps
+from .options import EVIDENCE_FILE, s3_endpoint_option
 
 if TYPE_CHECKING:  # the decoders are imported only when a file is dumped
     from ..formats.internal_topics import CoordinatorRecord
@@ -30,7 +31,8 @@ def _max_message_size(ctx: click.Context, param: click.Parameter, value: str | N
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True, type=EVIDENCE_FILE)
+@s3_endpoint_option()
 @click.option("--deep", "--deep-iteration", "deep", is_flag=True, help="One line per record, not just per batch.")
 @click.option("--print-data", "--print-data-log", "print_data", is_flag=True,
               help="Print keys and payloads (implies --deep); bytes that are not printable text are escaped.")
@@ -125,6 +127,13 @@ def decoded_object(rec: CoordinatorRecord) -> dict[str, Any]:
             "payload": rec.kafka_payload()}
 
 
+def _source(path: str) -> Any:
+    """What the file is read from: the path, or the object an ``s3://`` URI names (read with ranged requests)."""
+    from ..log.object_store import StorePath, is_store_uri
+
+    return StorePath.from_uri(path) if is_store_uri(path) else path
+
+
 def _unreadable(path: str, e: OSError) -> Finding:
     from ..log.sources import NotRegularFile
 
@@ -151,7 +160,7 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
         elif kind.kind == "bootstrap_snapshot":
             out.write("KRaft bootstrap snapshot\n")
     recovered: list[list[int]] = []  # runs of entries found after the point Kafka's reader stops
-    for ev in dump_segment(path, opts, result):
+    for ev in dump_segment(_source(path), opts, result):
         if isinstance(ev, BatchEvent) and ev.entry.recovered:
             e = ev.entry
             first = e.base_offset if e.base_offset is not None else e.last_offset
@@ -211,7 +220,7 @@ def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out: TextIO) ->
     from ..dump.files import dump_file
     from .dump_text import file_lines
 
-    d = dump_file(path, verify_index=verify, sanity_check=sanity)
+    d = dump_file(_source(path), verify_index=verify, sanity_check=sanity)
     if fmt == "text":
         out.write(f"Dumping {printable(path)}\n")
         if d.kind.kind == "unknown":

@@ -85,3 +85,76 @@ def metadata_option(help_text: str, metavar: str = "PATH", local_only: bool = Tr
     """``--metadata`` (repeatable): KRaft metadata logs to take leaders and epochs from."""
     kind: click.ParamType[str] = click.Path(exists=True) if local_only else click.STRING
     return click.option("--metadata", "metadata", multiple=True, type=kind, metavar=metavar, help=help_text)
+
+
+class EvidencePathType(click.ParamType[str]):
+    """An evidence location: a local path that exists (a directory or file as the command takes), or an
+    ``s3://bucket/prefix`` URI whose bucket and key or prefix the store says are there (one request).
+
+    A store URI that is missing, refused or unreachable is a usage error (exit 2) naming why, before anything
+    is read; the bytes then fetched from the store are reported on standard error when the command ends.
+    """
+
+    name = "path"
+
+    def __init__(self, dir_okay: bool = True, file_okay: bool = True):
+        self.local = click.Path(exists=True, dir_okay=dir_okay, file_okay=file_okay)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from ..log.object_store import is_store_uri
+
+        if not is_store_uri(value):
+            return str(self.local.convert(value, param, ctx))
+        from ..log.object_store import check_exists
+
+        try:
+            check_exists(value)
+        except UsageError as e:
+            self.fail(str(e), param, ctx)
+        _report_fetched_at_exit()
+        return str(value)
+
+
+EVIDENCE_PATH = EvidencePathType()
+EVIDENCE_FILE = EvidencePathType(dir_okay=False)
+EVIDENCE_DIR = EvidencePathType(file_okay=False)
+
+_REPORTING: list[bool] = []
+
+
+def _report_fetched_at_exit() -> None:
+    """Once per process: say on standard error what was fetched from the store (the standard output stays what a
+    local run prints)."""
+    if _REPORTING:
+        return
+    _REPORTING.append(True)
+    import atexit
+
+    def report() -> None:
+        from ..log.object_store import SETTINGS, endpoint
+
+        s = SETTINGS.summary()
+        if not s["objects_read"]:
+            return
+        click.echo(f"object store {endpoint() or 'AWS S3'}: {s['bytes_fetched']} bytes fetched in {s['reads']} "
+                   f"reads of {s['objects_read']} objects", err=True)
+
+    atexit.register(report)
+
+
+def s3_endpoint_option() -> Callable[[F], F]:
+    """``--s3-endpoint URL``: the endpoint of an S3-compatible store for ``s3://`` evidence (read before the paths)."""
+
+    def set_endpoint(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+        from ..log.object_store import configure
+
+        try:
+            configure(value)
+        except UsageError as e:
+            raise click.BadParameter(str(e), ctx, param) from None
+
+    return click.option("--s3-endpoint", metavar="URL", is_eager=True, expose_value=False, callback=set_endpoint,
+                        help="Endpoint of an S3-compatible store (MinIO, Ceph, s3proxy) for s3://bucket/prefix "
+                             "evidence; default: $KFORENSICS_S3_ENDPOINT, else $AWS_ENDPOINT_URL_S3 / "
+                             "$AWS_ENDPOINT_URL, else AWS.  Credentials come from the AWS environment variables or "
+                             "profile files, never from the command line.")

@@ -26,7 +26,10 @@ def replay_input_options(fn: F) -> F:
                            "builder.")(fn)
     fn = click.option("--broker", "broker_dirs", multiple=True, metavar="ID=DIR",
                       help="A broker's log dir with its id.")(fn)
-    return click.argument("log_dirs", nargs=-1, type=click.Path(exists=True))(fn)
+    from .options import EVIDENCE_PATH, s3_endpoint_option
+
+    fn = s3_endpoint_option()(fn)
+    return click.argument("log_dirs", nargs=-1, type=EVIDENCE_PATH)(fn)
 
 
 @dataclass

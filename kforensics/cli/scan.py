@@ -9,7 +9,14 @@ import click
 
 from .common import exit_for, printable
 from .evidence import refuse_output_in_evidence
-from .options import fail_on_option, format_option, kafka_version_option, min_severity_option
+from .options import (
+    EVIDENCE_PATH,
+    fail_on_option,
+    format_option,
+    kafka_version_option,
+    min_severity_option,
+    s3_endpoint_option,
+)
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
@@ -19,7 +26,8 @@ if TYPE_CHECKING:
 
 
 @click.command()
-@click.argument("log_dirs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("log_dirs", nargs=-1, required=True, type=EVIDENCE_PATH)
+@s3_endpoint_option()
 @format_option()
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Also write Parquet tables to this directory.")
 @fail_on_option()

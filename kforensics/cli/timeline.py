@@ -10,6 +10,7 @@ import click
 
 from ..errors import ExitCode
 from .common import count_text, echo_findings, plural, printable, severity_counts
+from .options import EVIDENCE_PATH, s3_endpoint_option
 
 if TYPE_CHECKING:  # the timeline is imported only when the command runs
     from ..kraft.timeline import TimelineEntry
@@ -58,7 +59,8 @@ def entry_line(topic: str, partition: int, e: TimelineEntry) -> str:
 
 
 @click.command()
-@click.argument("paths", metavar="LOGDIR|FILE...", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", metavar="LOGDIR|FILE...", nargs=-1, required=True, type=EVIDENCE_PATH)
+@s3_endpoint_option()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: one line per entry; json: one document.")
 @click.option("--topic", help="Only this topic.")

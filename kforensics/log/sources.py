@@ -132,7 +132,15 @@ def read_bounded(path, cap: int) -> bytes:
 
 
 def split_uri(spec: str) -> tuple[Any, str]:
-    """``(pyarrow filesystem, path)`` for a URI such as ``hdfs://`` or ``s3://``; ``(None, path)`` for a local path."""
+    """``(pyarrow filesystem, path)`` for a URI such as ``hdfs://`` or ``s3://``; ``(None, path)`` for a local path.
+
+    ``s3://`` (and ``s3a://``) go through :mod:`.object_store`: its endpoint, bounded retries and counted reads.
+    """
+    from .object_store import filesystem, is_store_uri, split_store_uri
+
+    if is_store_uri(spec):
+        bucket, key = split_store_uri(spec)
+        return filesystem(), f"{bucket}/{key}" if key else bucket
     if "://" in spec and not spec.startswith("file://"):
         from pyarrow import fs as pafs
 
@@ -532,7 +540,12 @@ class TarPath:
 
 def resolve(spec: str):
     """A root path for a snapshot spec: a local dir or archive, or a URI (``hdfs://``, ``s3://``, ...)."""
+    from .object_store import StorePath, is_store_uri
+
     is_archive = spec.endswith(ARCHIVE_SUFFIXES)
+    if is_store_uri(spec):
+        store_root = StorePath.from_uri(spec)
+        return TarPath.open(store_root, spec) if is_archive else store_root
     fs, path = split_uri(spec)
     if fs is not None:
         root = ArrowPath(fs, path)

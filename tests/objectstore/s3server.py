@@ -1,0 +1,143 @@
+"""A real S3-compatible server on loopback for the tests and the benchmark: s3proxy (Maven Central,
+``org.gaul:s3proxy``, fetched by ``scripts/setup.sh``) on its filesystem backend.
+
+Objects are "uploaded" by laying files under the backend's directory before the server starts (a bucket is a
+top-level directory, a key a relative path): the server then serves them as any S3 store does, and its request
+log (``LOG_LEVEL=debug``: one ``request: Request(METHOD url)`` line per request) holds only what the code under
+test asked for.  The server listens on 127.0.0.1 only, and stops by itself: it runs under ``timeout`` (a hard
+limit) and dies with the process that started it (``PR_SET_PDEATHSIG``), so a killed test run leaves nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSION = "2.6.0"
+JAR_NAME = f"s3proxy-{VERSION}-jar-with-dependencies.jar"
+IDENTITY, SECRET = "kforensics-test", "kforensics-test-secret"
+#: seconds after which the server stops whatever happens (the tests take far less)
+LIFETIME = 900
+_REQUEST = re.compile(r"request: Request\((\w+) (\S+)\)")
+
+
+def jar() -> Path | None:
+    """The s3proxy jar: where the set-up puts it, else in the local Maven repository."""
+    for p in (ROOT / "scripts" / "s3" / ".cache" / "s3proxy" / JAR_NAME,
+              Path.home() / ".m2" / "repository" / "org" / "gaul" / "s3proxy" / VERSION / JAR_NAME):
+        if p.is_file():
+            return p
+    return None
+
+
+def missing() -> str | None:
+    """Why no server can start here (None when one can)."""
+    if shutil.which("java") is None:
+        return "no java: s3proxy needs Java 17 (scripts/setup.sh installs it)"
+    if jar() is None:
+        return f"no {JAR_NAME}: scripts/setup.sh fetches it from Maven Central into scripts/s3/.cache/s3proxy"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not Linux: the timeout still stops it
+
+
+@dataclass
+class S3Server:
+    """A running s3proxy: ``endpoint``, the backend ``basedir`` (bucket dirs), its ``log`` file."""
+
+    basedir: Path
+    log: Path
+    port: int
+    proc: subprocess.Popen | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The environment of a command that reads this store (its endpoint and credentials)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(KFORENSICS_S3_ENDPOINT=self.endpoint, AWS_ACCESS_KEY_ID=IDENTITY, AWS_SECRET_ACCESS_KEY=SECRET,
+                   AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_CONFIG_FILE=os.devnull)
+        env.update(extra)
+        return env
+
+    def put_tree(self, src: Path, bucket: str, prefix: str) -> str:
+        """Lay ``src`` (a directory or a file) as objects under ``s3://bucket/prefix``; returns that URI."""
+        dst = self.basedir / bucket / prefix
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            shutil.copyfile(src, dst)
+        return f"s3://{bucket}/{prefix}"
+
+    def start(self, timeout: float = 60.0) -> S3Server:
+        conf = self.basedir.parent / "s3proxy.conf"
+        conf.write_text(f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=aws-v2-or-v4\n"
+                        f"s3proxy.identity={IDENTITY}\ns3proxy.credential={SECRET}\n"
+                        f"jclouds.provider=filesystem\njclouds.identity={IDENTITY}\njclouds.credential={SECRET}\n"
+                        f"jclouds.filesystem.basedir={self.basedir}\n", encoding="utf-8")
+        env = dict(os.environ, LOG_LEVEL="debug", JETTY_LOG_LEVEL="warn")
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                ["timeout", "--kill-after=5", str(LIFETIME), "java", "-Xmx256m", "-XX:TieredStopAtLevel=1",
+                 "-jar", str(jar()), "--properties", str(conf)],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                preexec_fn=_die_with_parent)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"s3proxy exited: {self.log.read_text(errors='replace')[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return self
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"s3proxy did not start in {timeout:.0f} s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def requests(self) -> list[tuple[str, str]]:
+        """Every request the server received so far: ``(method, url)``."""
+        return _REQUEST.findall(self.log.read_text(errors="replace"))
+
+
+def start_server(workdir: Path) -> S3Server:
+    """Start s3proxy on a free loopback port with its backend under ``workdir``."""
+    basedir = workdir / "buckets"
+    basedir.mkdir(parents=True, exist_ok=True)
+    return S3Server(basedir, workdir / "s3proxy.log", _free_port()).start()
+
+
+def jars_of(pattern: str) -> list[str]:
+    return sorted(glob.glob(str(ROOT / "scripts" / "s3" / ".cache" / pattern)))
