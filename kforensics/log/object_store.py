@@ -153,7 +153,7 @@ class StoreError(EvidenceUnreadable):
 def explain(error: BaseException | str) -> str:
     """A one-line reason for a failed store request, without the SDK's request ids."""
     text = str(error)
-    low = text.lower()
+    low = text.lower().replace("_", "")  # the SDK's codes come as SIGNATURE_DOES_NOT_MATCH or SignatureDoesNotMatch
     for needle, why in (("nosuchbucket", "no such bucket"), ("no such bucket", "no such bucket"),
                         ("signaturedoesnotmatch", "the credentials were refused (signature does not match)"),
                         ("invalidaccesskeyid", "the credentials were refused (unknown access key)"),
@@ -307,6 +307,18 @@ class StorePath(ArrowPath):
         return _CountedObject(self.uri, raw)
 
 
+def _listing_error(root: StorePath) -> str | None:
+    """Why a listing of ``root`` fails (a HEAD request's refusal has no body to say whether the credentials or the
+    permissions were refused; a listing's has)."""
+    from pyarrow import fs as pafs
+
+    try:
+        root.fs.get_file_info(pafs.FileSelector(root.path, allow_not_found=True))
+    except OSError as e:
+        return explain(e)
+    return None
+
+
 def check_exists(spec: str) -> StorePath:
     """The root of a snapshot at ``spec`` after one request saying it is there (an :class:`InputError` naming
     what is missing or refused otherwise: no such bucket, no such key or prefix, access denied, bad credentials)."""
@@ -314,7 +326,7 @@ def check_exists(spec: str) -> StorePath:
     try:
         there = root.exists()
     except StoreError as e:
-        raise InputError(f"{spec}: {e.strerror}") from None
+        raise InputError(f"{spec}: {_listing_error(root) or e.strerror}") from None
     if not there:
         bucket = StorePath(root.fs, split_store_uri(spec)[0])
         try:
