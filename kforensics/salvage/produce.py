@@ -173,13 +173,17 @@ class Sender:
 
     def send(self, rec: SalvagedRecord) -> None:
         """Queue one record (in order); deliveries are served as the queue drains."""
-        headers = [*rec.headers, (ORIGIN_HEADER, origin(rec))]
+        headers: list[tuple[str, str | bytes | None]] = [*rec.headers, (ORIGIN_HEADER, origin(rec))]
         ts = rec.timestamp if rec.timestamp >= 0 else 0
+
+        def delivered(err: Any, msg: Any) -> None:
+            self._report(err, msg, rec)
+
         while True:
             try:
                 self.producer.produce(target_topic(rec.topic, self.topic_map), value=rec.value, key=rec.key,
                                       partition=rec.partition, headers=headers, timestamp=ts,
-                                      on_delivery=lambda err, msg, rec=rec: self._report(err, msg, rec))
+                                      on_delivery=delivered)
                 break
             except BufferError:
                 self.producer.poll(0.5)  # the local queue is full: let deliveries drain
