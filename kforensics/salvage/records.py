@@ -56,10 +56,14 @@ class LeaderIndex:
     def keeps(self, rec: ReadRecord) -> bool:
         """Whether the leader holds this record (same content at its offset, or anywhere for an idempotent
         producer's record)."""
+        if not len(self.offsets) and not len(self.produced):
+            return False  # the leader holds nothing a lost record could be (the common case after an election)
         d = digest64(rec.digest)
-        lo, hi = np.searchsorted(self.offsets, rec.offset, "left"), np.searchsorted(self.offsets, rec.offset, "right")
-        if lo < hi and bool((self.at_offset[lo:hi] == d).any()):
-            return True
+        if len(self.offsets):
+            lo, hi = np.searchsorted(self.offsets, rec.offset, "left"), np.searchsorted(self.offsets, rec.offset,
+                                                                                        "right")
+            if lo < hi and bool((self.at_offset[lo:hi] == d).any()):
+                return True
         if rec.producer_id >= 0 and len(self.produced):
             i = int(np.searchsorted(self.produced, d))
             return i < len(self.produced) and int(self.produced[i]) == d

@@ -131,3 +131,21 @@ def test_evidence_is_untouched_by_a_salvage(tmp_path):
     assert r.exit_code == 1, r.output
     assert hashes() == before and stats() == st
     assert not any("ledger" in p.name for p in sdir.rglob("*"))
+
+
+def test_a_batch_that_no_longer_reads_back_is_a_finding_and_the_other_copy_is_salvaged(tmp_path):
+    import shutil
+
+    sdir = tmp_path / "sc"
+    shutil.copytree(SCENARIOS / "unclean-leader-election", sdir)
+    sc = load_scenario(sdir)
+    report = replay_all(sc.brokers, events=sc.events or None, metadata=sc.metadata)
+    seg = sdir / "broker-1" / "orders-0" / "00000000000000000000.log"
+    data = seg.read_bytes()
+    seg.write_bytes(data[: len(data) - 30])  # broker 1's copy changed after the replay read it: its last batch is cut
+    s = Salvage(report)
+    recs = list(s.records())
+    assert [r.offset for r in recs] == [2, 3, 4]
+    assert [r.brokers for r in recs] == [[1, 2], [1, 2], [2]]
+    assert [(f.code, f.facts["broker_id"], f.facts["base_offset"]) for f in s.summary.findings] == [
+        ("SALVAGE_BATCH_NOT_READ", 1, 4)]
