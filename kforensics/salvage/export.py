@@ -1,8 +1,9 @@
 """Writing salvaged records as they stream: Parquet (row groups of a bounded size) and JSON lines in kcat's
 ``-J`` envelope.
 
-The envelope is kcat's (``kcat -J``: ``topic``, ``partition``, ``offset``,
-``tstype`` create/logappend/unknown, ``ts``, ``broker``, ``headers``,
+The envelope is kcat's (``kcat -J``, as its ``json.c`` writes it: ``topic``,
+``partition``, ``offset``, ``tstype`` create/logappend/unknown, ``ts``,
+``broker``, ``headers`` as one array of name, value, name, value ...,
 ``key``, ``payload``; ``key_schema_id``/``value_schema_id`` for a payload
 decoded with a registry schema, ``key_error``/``payload_error`` when it does
 not decode), so tools that read kcat's output read this.  Key, payload and
@@ -63,8 +64,8 @@ def kcat_envelope(rec: SalvagedRecord, decode: Decode | None = None) -> dict[str
     out: dict[str, Any] = {"topic": rec.topic, "partition": rec.partition, "offset": rec.offset,
                            "tstype": _TSTYPE.get(rec.timestamp_type, "unknown"), "ts": rec.timestamp,
                            "broker": rec.brokers[0] if rec.brokers else -1}
-    if rec.headers:
-        out["headers"] = {k: _text(v) for k, v in rec.headers}
+    if rec.headers:  # as kcat's json.c writes them: one array, each name followed by its value (null for none)
+        out["headers"] = [x for k, v in rec.headers for x in (k, _text(v))]
     for name, data, is_key in (("key", rec.key, True), ("payload", rec.value, False)):
         out[name] = _text(data)
         if decode is not None and data is not None:

@@ -84,3 +84,18 @@ def test_ledger_lines_that_do_not_parse_are_findings(tmp_path: Path):
     findings: list = []
     assert ledger_keys(p, findings) == {("t", 0, 1, "ab")}
     assert [f.line for f in findings] == [2]
+
+
+def test_envelope_headers_are_kcats_array_and_the_record_comes_back_from_it_byte_for_byte():
+    from kforensics.salvage.export import kcat_envelope, record_from_envelope
+    from kforensics.salvage.model import SalvagedRecord
+
+    rec = SalvagedRecord("c", "t", 3, 17, 2, 1700000000000, "LogAppendTime", b"\xffk", None,
+                         [("a", b"1"), ("b", None), ("a", b"\xfe")], 9, 1, 4, "open", "FORK", {2: "FORK"}, [2],
+                         ["g"], 40, bytes(range(16)))
+    env = json.loads(json.dumps(kcat_envelope(rec)))
+    assert env["headers"] == ["a", "1", "b", None, "a", "/g=="]  # kcat's json.c: name, value, name, value ...
+    assert env["tstype"] == "logappend" and env["payload"] is None and env["key"] == "/2s="
+    back = record_from_envelope(env)
+    assert (back.key, back.value, back.headers, back.digest) == (rec.key, rec.value, rec.headers, rec.digest)
+    assert (back.producer_id, back.producer_epoch, back.sequence, back.transactional) == (9, 1, 4, "open")
