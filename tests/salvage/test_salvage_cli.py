@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from kforensics.cli import main
-from kforensics.salvage.produce import client_config, ledger_keys, read_properties
+from kforensics.salvage.produce import client_config, read_ledger, read_properties
 from tests.conftest import ROOT
 
 SCENARIO = ROOT / "fixtures" / "scenarios" / "unclean-leader-election"
@@ -82,8 +82,16 @@ def test_ledger_lines_that_do_not_parse_are_findings(tmp_path: Path):
     p = tmp_path / "produce-ledger.jsonl"
     p.write_text('{"topic": "t", "partition": 0, "offset": 1, "digest": "ab"}\n{"topic": 1}\n', encoding="utf-8")
     findings: list = []
-    assert ledger_keys(p, findings) == {("t", 0, 1, "ab")}
-    assert [f.line for f in findings] == [2]
+    ledger = read_ledger(p, findings)
+    assert len(ledger) == 1 and [f.line for f in findings] == [2]
+    from kforensics.salvage.model import SalvagedRecord
+
+    def rec(topic, offset, digest):
+        return SalvagedRecord(None, topic, 0, offset, 0, 0, "CreateTime", None, None, [], -1, -1, -1, "none",
+                              "FORK", {}, [], [], 0, digest)
+
+    assert rec("t", 1, b"\xab") in ledger
+    assert rec("t", 2, b"\xab") not in ledger and rec("u", 1, b"\xab") not in ledger and rec("t", 1, b"") not in ledger
 
 
 def test_envelope_headers_are_kcats_array_and_the_record_comes_back_from_it_byte_for_byte():
