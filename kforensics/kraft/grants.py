@@ -15,7 +15,9 @@ def check_replica_epochs(tl: Timeline, *, topic: str, partition: int, topic_id: 
     ``checkpoint`` is the replica's leader-epoch-checkpoint (None when
     absent), ``batch_epochs`` the epochs its batches carry.  Codes:
     ``EPOCH_NOT_GRANTED`` (an epoch beyond the last one granted, or one
-    granted with no leader), ``GRANT_NOT_SEEN`` (the broker was elected in an
+    granted with no leader; nothing is said of an epoch beyond the last grant
+    when a witness shows the metadata log lost its tail, :attr:`Timeline.tail_missing`),
+    ``GRANT_NOT_SEEN`` (the broker was elected in an
     epoch its checkpoint lacks), ``TOPIC_ID_MISMATCH``,
     ``REPLICA_NOT_ASSIGNED``, ``REPLICA_OF_DELETED_TOPIC`` and
     ``PARTITION_NOT_IN_METADATA``.
@@ -32,13 +34,15 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
     all_entries = tl.partitions.get((topic, partition), [])
     if not all_entries:
         if tl.complete and tl.partitions and topic not in set(tl.topic_names.values()):
-            out.append(finding("PARTITION_NOT_IN_METADATA", f"{topic}-{partition} is on disk but the controller's metadata never registered "
+            out.append(finding("PARTITION_NOT_IN_METADATA", f"{topic}-{partition} is on disk but the controller's "
+                               "metadata never registered "
                                "the topic", file=file, **facts))
         return out
     entries = tl.entries(topic, partition, topic_id)
     if not entries:
         ids = sorted({e.topic_id for e in all_entries if e.topic_id})
-        out.append(finding("TOPIC_ID_MISMATCH", f"the replica's topic id {topic_id} is not the one the controller gave {topic} "
+        out.append(finding("TOPIC_ID_MISMATCH", f"the replica's topic id {topic_id} is not the one the controller "
+                           f"gave {topic} "
                            f"({', '.join(ids)}): a leftover of a deleted topic?", file=file,
                            **{**facts, "topic_id": topic_id, "controller_topic_ids": ids}))
         return out
@@ -48,26 +52,33 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
     for epoch in sorted({e for e in cp_epochs + batch_epochs if e >= 0}):
         where = ("checkpoint" if epoch in cp_epochs else "") + ("+batches" if epoch in batch_epochs else "")
         reason = None
+        if epoch > last and tl.tail_missing:
+            continue  # granted, perhaps, in the part of the metadata log the copies lost (METADATA_LOG_INCOMPLETE)
         if epoch > last:
             reason = f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset})"
         elif leaders.get(epoch) == NO_LEADER:
             reason = "granted with no leader, so no broker could have written in it"
         if reason:
-            out.append(finding("EPOCH_NOT_GRANTED", f"leader epoch {epoch} ({where.strip('+')}) was never granted to a leader: {reason}",
+            out.append(finding("EPOCH_NOT_GRANTED", f"leader epoch {epoch} ({where.strip('+')}) was never granted "
+                               f"to a leader: {reason}",
                                file=file, **{**facts, "epoch": epoch, "first_granted": first,
                                                  "last_granted": last}))
     if broker_id is not None and checkpoint is not None:
         top = max(cp_epochs, default=-1)
         for e in entries:
-            if e.leader_changed and e.leader == broker_id and e.leader_epoch > top and e.source == "log":
+            # brokers apply only committed metadata: a grant past the committed bound may never have reached them
+            if (e.leader_changed and e.leader == broker_id and e.leader_epoch > top and e.source == "log"
+                    and e.committed is not False):
                 out.append(_grant_not_seen(broker_id, e.leader_epoch, e.offset, top, batch_epochs, file, facts))
                 break
     removed = tl.removed_topics.get(entries[-1].topic_id)
     if removed is not None and removed.get("offset") is not None and removed["offset"] > entries[-1].offset:
-        out.append(finding("REPLICA_OF_DELETED_TOPIC", f"the controller deleted topic {topic} (metadata offset {removed['offset']}); this replica "
+        out.append(finding("REPLICA_OF_DELETED_TOPIC", f"the controller deleted topic {topic} (metadata offset "
+                           f"{removed['offset']}); this replica "
                            "is a leftover", file=file, **{**facts, "metadata_offset": removed["offset"]}))
     elif broker_id is not None and broker_id not in entries[-1].replicas:
-        out.append(finding("REPLICA_NOT_ASSIGNED", f"the controller's replicas of {topic}-{partition} are {entries[-1].replicas}, without "
+        out.append(finding("REPLICA_NOT_ASSIGNED", f"the controller's replicas of {topic}-{partition} are "
+                           f"{entries[-1].replicas}, without "
                            f"broker {broker_id}", file=file, **{**facts, "replicas": entries[-1].replicas}))
     return out
 

@@ -17,13 +17,25 @@ the same records up to there (Raft's log matching).  So:
   copy's tail from there was written by a deposed leader and never
   committed, so it is never replayed;
 * **the committed prefix** is bounded below by the snapshots (a KRaft
-  snapshot is only taken at a committed offset) and by what a majority of
-  the voters hold in the reference lineage; voters come from ``VotersRecord``
-  (KIP-853) or the static voter set of ``quorum-state`` (data version 0);
+  snapshot is only taken at or below the high watermark:
+  ``KafkaMetadataLog.createNewSnapshot``, 3.8.0) and by what a majority of
+  the voters hold in the reference lineage, counted as the leader counts it
+  (``LeaderState.maybeUpdateHighWatermark``, 3.8.0): the offset a majority
+  holds is committed only past the start of the leader's own epoch (the
+  reference's last epoch), since a leader exposes nothing of earlier epochs
+  before it commits a record of its own; voters come from ``VotersRecord``
+  (KIP-853) or the static voter set of ``quorum-state`` (data version 0).
+  The high watermark itself is not on disk (Raft keeps it in memory);
 * **a copy is incomplete** when a witness on disk shows it held more than its
-  segments now do: its own leader-epoch checkpoint names an epoch starting at
-  or after its log end (an entry is written when a batch of that epoch is
-  appended), or one of its snapshots ends after its log end.
+  segments now do: its own leader-epoch checkpoint names an epoch starting
+  after its log end (an entry is written when a batch of that epoch is
+  appended, ``UnifiedLog.maybeAssignEpochStartOffset``), or an epoch later
+  than its last batch's starting at its log end (a leader assigns its epoch
+  at its log end when elected, ``KafkaMetadataLog.initializeLeaderEpoch``,
+  and appends its LeaderChange record there: ``KafkaRaftClient.onBecomeLeader``,
+  3.8.0; that record is not here), or one of its snapshots ends after its
+  log end.  Its ``quorum-state`` epoch beyond its last batch's is only a note:
+  a candidate raises its epoch with no record written.
 
 Memory is the epoch transitions of each copy, not its records.
 """
@@ -47,6 +59,7 @@ class LogCopy:
     snapshot_ends: tuple[int, ...] = ()  # end offsets of its snapshots
     quorum_epoch: int | None = None  # leaderEpoch of its quorum-state
     voters: tuple[int, ...] | None = None  # static voters of its quorum-state (data version 0)
+    quorum_leader: int | None = None  # leaderId of its quorum-state (-1: none known)
 
     @property
     def last_epoch(self) -> int:
@@ -71,6 +84,12 @@ class CopyView:
     valid_end: int  # where its agreement with the reference lineage ends (== log_end when it never diverged)
     deposed: tuple[int, int] | None  # [first, end) of the tail a deposed leader wrote: truncated, never replayed
     missing: tuple[str, ...] = ()  # the witnesses that show it lost its tail
+    diverged_epoch: int | None = None  # the Raft epoch it holds at ``valid_end`` when it diverges
+    reference_epoch: int | None = None  # the reference's epoch at that offset (None: the reference ends there)
+    log_start: int | None = None  # its first batch's offset
+    quorum_epoch: int | None = None
+    quorum_leader: int | None = None
+    notes: tuple[str, ...] = ()  # what its quorum-state says beyond its log (not proof of a loss)
 
 
 @dataclass(frozen=True)
@@ -116,8 +135,13 @@ def _epoch_end(log: LogCopy, epoch: int) -> int:
 
 
 def _missing(copy: LogCopy) -> tuple[str, ...]:
-    out = [f"its leader-epoch-checkpoint starts epoch {e} at offset {s}, at or after its log end {copy.end_offset}"
-           for e, s in copy.checkpoint if s >= copy.end_offset and s > 0]
+    """What the copy's own witnesses show it held beyond its log end."""
+    end, last = copy.end_offset, copy.last_epoch
+    out = [f"its leader-epoch-checkpoint starts epoch {e} at offset {s}, after its log end {end}"
+           for e, s in copy.checkpoint if s > end]
+    out += [f"its leader-epoch-checkpoint starts epoch {e} at its log end {end}, later than its last batch's epoch "
+            f"{last}: the epoch's first record (a new leader's LeaderChange) is not here"
+            for e, s in copy.checkpoint if s == end and e > last]
     out += [f"its snapshot ends at offset {x}, after its log end {copy.end_offset}"
             for x in copy.snapshot_ends if x > copy.end_offset]
     return tuple(out)
@@ -128,26 +152,43 @@ def resolve(copies: Sequence[LogCopy], voters: Sequence[int] | None = None) -> Q
     if not copies:
         return QuorumView((), None, 0, "unknown")
     ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
-    views = []
-    for c in copies:
-        valid = _divergence(c, ref) if c is not ref else c.end_offset
-        deposed = (valid, c.end_offset) if valid < c.end_offset else None
-        views.append(CopyView(c.label, c.node_id, c.end_offset, c.last_epoch, valid, deposed, _missing(c)))
+    views = [_view(c, ref) for c in copies]
     voter_set = tuple(voters) if voters else next((c.voters for c in copies if c.voters), None)
     committed, how = _committed(copies, views, voter_set)
     return QuorumView(tuple(views), ref.label, committed, how, voter_set)
 
 
+def _view(c: LogCopy, ref: LogCopy) -> CopyView:
+    valid = _divergence(c, ref) if c is not ref else c.end_offset
+    deposed = (valid, c.end_offset) if valid < c.end_offset else None
+    notes: tuple[str, ...] = ()
+    if c.quorum_epoch is not None and c.quorum_epoch > c.last_epoch:
+        notes = (f"its quorum-state is at epoch {c.quorum_epoch}, later than its last batch's epoch {c.last_epoch}: an "
+                 "election after its last record (a candidate raises its epoch without writing one)",)
+    return CopyView(c.label, c.node_id, c.end_offset, c.last_epoch, valid, deposed, _missing(c),
+                    diverged_epoch=c.epoch_at(valid) if deposed else None,
+                    reference_epoch=ref.epoch_at(valid) if deposed else None,
+                    log_start=c.epochs[0][1] if c.epochs else None, quorum_epoch=c.quorum_epoch,
+                    quorum_leader=c.quorum_leader, notes=notes)
+
+
 def _committed(copies: Sequence[LogCopy], views: Sequence[CopyView],
                voters: tuple[int, ...] | None) -> tuple[int, str]:
-    """A lower bound of the committed prefix: the highest snapshot, or what a majority of voters hold."""
+    """A lower bound of the committed prefix: the highest snapshot, or what a majority of voters hold past the start
+    of the reference's last epoch (the high watermark's rule in ``LeaderState.maybeUpdateHighWatermark``, 3.8.0)."""
     snap = max((x for c in copies for x in c.snapshot_ends), default=0)
     majority = 0
     how_majority = ""
     if voters:
-        held = sorted((v.valid_end for v in views if v.node_id in voters), reverse=True)
+        per_node: dict[int, int] = {}
+        for v in views:  # two copies of one node (taken at two moments) count once, by the longer
+            if v.node_id is not None and v.node_id in voters:
+                per_node[v.node_id] = max(per_node.get(v.node_id, 0), v.valid_end)
+        held = sorted(per_node.values(), reverse=True)
         need = len(voters) // 2 + 1
-        if len(held) >= need:
+        ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
+        epoch_start = ref.epochs[-1][1] if ref.epochs else 0
+        if len(held) >= need and held[need - 1] > epoch_start:
             majority = held[need - 1]
             how_majority = f"majority of voters {list(voters)}"
     if majority > snap:

@@ -26,11 +26,14 @@ class Scenario:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read a scenario dir (``broker-<id>/`` log dirs, ``scenario.json``, ``controller/`` metadata log)."""
+    """Read a scenario dir (``broker-<id>/`` log dirs, ``scenario.json``, ``controller/`` metadata log or the
+    ``controller-<id>/`` copies of it)."""
     root = Path(path)
     doc = json.loads((root / "scenario.json").read_text(encoding="utf-8"))
     brokers = {int(d.name.split("-", 1)[1]): [d] for d in sorted(root.glob("broker-*")) if d.is_dir()}
     meta = root / "controller" / "__cluster_metadata-0"
+    # several controllers' copies of the metadata log (kforensics.scenario.metadata_copies)
+    copies = sorted(root.glob("controller-*/__cluster_metadata-0"))
     expected = {v: {int(k): codes for k, codes in exp.items()} for v, exp in doc.get("expected", {}).items()}
     log_dirs = {b: list(dirs) for b, dirs in brokers.items()}
     for d in sorted((root / "coordinators").glob("broker-*")):
@@ -38,4 +41,4 @@ def load_scenario(path: str | Path) -> Scenario:
             log_dirs.setdefault(int(d.name.split("-", 1)[1]), []).append(d)
     return Scenario(doc.get("name", root.name), doc.get("description", ""), doc.get("topic", "orders"),
                     doc.get("partition", 0), doc.get("events", []), expected, brokers,
-                    [meta] if meta.exists() else [], doc, log_dirs)
+                    [meta] if meta.exists() else copies, doc, log_dirs)

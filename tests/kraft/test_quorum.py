@@ -16,8 +16,14 @@ def test_a_deposed_leaders_tail_is_truncated_where_the_new_leaders_epoch_begins(
     v1, v2 = q.copies
     assert (v1.valid_end, v1.deposed) == (100, (100, 120))
     assert (v2.valid_end, v2.deposed) == (130, None)
-    # two of three voters hold 0-99 in the reference lineage: committed at least up to 100
-    assert (q.committed_end, q.committed_by) == (100, "majority of voters [1, 2, 3]")
+    assert (v1.diverged_epoch, v1.reference_epoch) == (3, 4)
+    # two of three voters hold 0-99, but not past the start of epoch 4 (100): LeaderState.maybeUpdateHighWatermark
+    # (3.8.0) moves the high watermark only past the start of the leader's own epoch, so nothing is proved committed
+    assert (q.committed_end, q.committed_by) == (0, "unknown")
+    # node 3, a follower of node 2 that fetched up to 125: a majority now holds offsets of epoch 4, committed to 125
+    n3 = LogCopy("b3", ((1, 0), (3, 60), (4, 100)), 125, node_id=3, voters=(1, 2, 3))
+    q = resolve([n1, n2, n3])
+    assert (q.committed_end, q.committed_by) == (125, "majority of voters [1, 2, 3]")
 
 
 def test_the_longer_log_of_an_older_epoch_is_not_the_reference():

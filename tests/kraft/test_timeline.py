@@ -10,18 +10,18 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import REALDATA, SHARED
 from kforensics.cli.timeline import timeline
-from kforensics.kraft import grants
-from kforensics.kraft.timeline import Timeline, build_timeline
-from kforensics.serialize import to_jsonable
 from kforensics.findings import Severity
 from kforensics.formats import checkpoint, meta_properties, partition_metadata
 from kforensics.formats.control import encode_control_key, encode_snapshot_footer, encode_snapshot_header
 from kforensics.formats.metadata_records import encode_metadata_record
 from kforensics.formats.record_batch import RecordData, build_batch
+from kforensics.kraft import grants
+from kforensics.kraft.timeline import Timeline, build_timeline
 from kforensics.log.log_dir import open_log_dir
 from kforensics.log.segment_reader import SegmentReader
+from kforensics.serialize import to_jsonable
+from tests.conftest import REALDATA
 
 KRAFT_BROKERS = [
     "hiage__kafka-raft__c5f680e/data/kafka1",
@@ -73,6 +73,11 @@ def test_real_timeline_matches_the_leader_epoch_checkpoints(broker):
     tl = build_timeline(root)
     assert tl.records > 2_000 and tl.complete
     assert not above_info(tl)
+    # one node, the only voter (quorum-state): its copy is the lineage, nothing deposed, nothing lost, and everything
+    # it holds is committed (a majority of one, past the start of its last epoch: LeaderState.maybeUpdateHighWatermark)
+    (copy,) = tl.quorum.copies
+    assert (copy.deposed, copy.missing, tl.tail_missing) == (None, (), False)
+    assert tl.quorum.voters == (1,) and tl.committed_end == tl.trusted_end == tl.log_end
     node = meta_properties.decode((root / "meta.properties").read_bytes()).node_id
     checked = 0
     for pd, tid, cp, batch_epochs in replicas_on_disk(root):
@@ -104,6 +109,14 @@ def test_real_copies_of_one_metadata_log_merge():
     merged = build_timeline([data / "kafka1", data / "kafka2", data / "kafka3"])
     assert not above_info(merged)
     assert merged.log_end == max(t.log_end for t in alone) == 2989
+    # each copy a prefix of kafka3's (one Raft epoch): nothing diverges, nothing is lost; two of the three voters hold
+    # 0-2985, so the committed bound is 2986 and the 2986-2988 only kafka3 holds are not shown committed
+    q = merged.quorum
+    assert q.reference.endswith("kafka3/__cluster_metadata-0") and not merged.tail_missing
+    assert [(c.node_id, c.valid_end, c.deposed, c.missing) for c in q.copies] == [
+        (1, 2982, None, ()), (2, 2986, None, ()), (3, 2989, None, ())]
+    assert (q.committed_end, q.committed_by) == (2986, "majority of voters [1, 2, 3]")
+    assert [f.code for f in merged.findings] == ["METADATA_UNCOMMITTED"]
     assert merged.partitions.keys() == alone[2].partitions.keys()
     assert {p["topic"] for p in to_jsonable(merged)["partitions"]} == {"__consumer_offsets", "test1", "test5"}
 
@@ -344,7 +357,8 @@ def test_check_replica_epochs_findings(tmp_path):
     assert codes(epoch_cache_written=None, epochs_seen=[0], broker_id=1) == []  # no checkpoint: nothing to miss
     assert check_replica_epochs(tl, {"topic": "other", "partition": 0, "epoch_cache_written": [(0, 0)]})[0].code == \
         "PARTITION_NOT_IN_METADATA"
-    old = check_replica_epochs(tl, {"topic": "t", "partition": 0, "broker_id": 2, "epoch_cache_written": [(0, 0), (9, 3)],
+    old = check_replica_epochs(tl, {"topic": "t", "partition": 0, "broker_id": 2,
+                                    "epoch_cache_written": [(0, 0), (9, 3)],
                                     "epochs_seen": [9], "file": "/x/t-0"})
     assert [(f.code, f.facts["epoch"], f.file) for f in old] == [("EPOCH_NOT_GRANTED", 9, "/x/t-0")]
     assert old[0].severity == Severity.HIGH
@@ -362,12 +376,15 @@ def test_only_one_cluster_is_replayed(tmp_path):
     assert rows(tl) == [(1, 1, 0, 0, [1, 2, 3], False)]
 
 
-def test_diverging_copies_keep_the_higher_raft_epoch(tmp_path):
+def test_a_copy_of_an_older_raft_epoch_throughout_is_a_deposed_lineage(tmp_path):
+    # b1 holds epoch 1 at offsets 0-2, b2 epoch 2 there: they share no epoch, so b1 diverges from its first offset
+    # (ReplicatedLog.truncateToEndOffset, 3.8.0: no end offset for epoch 1 in the leader's log) and none of it is
+    # replayed
     write_log(tmp_path / "b1", [topic(), part(), change(leader=2)], raft_epoch=1)
     write_log(tmp_path / "b2", [topic(), part(), change(leader=3)], raft_epoch=2)
     tl = build_timeline([tmp_path / "b1", tmp_path / "b2"])
-    assert [f.code for f in tl.findings] == ["METADATA_REPLICAS_DIVERGE"]
-    assert tl.partitions[("t", 0)][-1].leader == 3
+    assert [(f.code, f.facts["first"], f.facts["end"]) for f in tl.findings] == [("METADATA_TAIL_DEPOSED", 0, 3)]
+    assert [e.leader for e in tl.partitions[("t", 0)]] == [1, 3]
 
 
 def test_missing_path_raises_and_bootstrap_alone_is_read(tmp_path):

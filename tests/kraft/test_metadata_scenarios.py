@@ -1,0 +1,86 @@
+"""The metadata-log scenarios (fixtures/scenarios/metadata-*): several controllers' copies resolved as Raft resolves
+them, and a copy that lost its tail.  The expected results are in each scenario.json (``expected_quorum``, with the
+derivation and the Kafka sources cited); docs/metadata-quorum.md states the rules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kforensics.kraft.grants import check_replica_epochs
+from kforensics.kraft.timeline import build_timeline
+from kforensics.log.segment_reader import SegmentReader
+from kforensics.log.side_files import read_side_file
+from kforensics.scenario import load_scenario
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "fixtures" / "scenarios"
+NAMES = ["metadata-deposed-tail", "metadata-log-incomplete"]
+
+
+def _dir(label: str) -> str:
+    return Path(label).parent.name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_timeline_resolves_the_copies_as_raft_does(name):
+    sc = load_scenario(SCENARIOS / name)
+    exp = sc.doc["expected_quorum"]
+    tl = build_timeline(sc.metadata)
+    q = tl.quorum
+    assert _dir(q.reference) == exp["reference"]
+    got = {_dir(c.label): {"log_end": c.log_end, "last_epoch": c.last_epoch, "valid_end": c.valid_end,
+                           "deposed": list(c.deposed) if c.deposed else None,
+                           **({"diverged_epoch": c.diverged_epoch, "reference_epoch": c.reference_epoch}
+                              if c.deposed else {})} for c in q.copies}
+    assert got == exp["copies"]
+    assert (tl.committed_end, tl.complete, tl.tail_missing) == (exp["committed_end"], exp["complete"],
+                                                               exp["tail_missing"])
+    if "trusted_end" in exp:
+        assert tl.trusted_end == exp["trusted_end"]
+    assert [f.code for f in tl.findings] == exp["findings"]
+    entries = tl.partitions[(sc.topic, sc.partition)]
+    assert [[e.leader, e.leader_epoch, e.unclean, e.committed] for e in entries] == exp["entries"]
+    assert not any(e.unclean for e in entries)  # the deposed tail's unclean election of broker 3 is never replayed
+
+
+def _replica_epochs(broker_dir: Path, topic: str, partition: int) -> tuple[list[tuple[int, int]], list[int]]:
+    pd = broker_dir / f"{topic}-{partition}"
+    cp = read_side_file(pd / "leader-epoch-checkpoint", "leader_epoch_checkpoint").value.epochs()
+    seen = sorted({b.partition_leader_epoch for b in SegmentReader(pd / "00000000000000000000.log").batches()})
+    return cp, seen
+
+
+def _grant_codes(sc, tl) -> dict[int, list[tuple[str, int | None]]]:
+    out = {}
+    for broker, (d, *_rest) in sorted(sc.brokers.items()):
+        cp, seen = _replica_epochs(d, sc.topic, sc.partition)
+        out[broker] = [(f.code, f.facts.get("epoch")) for f in check_replica_epochs(
+            tl, topic=sc.topic, partition=sc.partition, broker_id=broker, checkpoint=cp, batch_epochs=seen)]
+    return out
+
+
+def test_no_grant_finding_is_drawn_from_epochs_past_a_log_that_lost_its_tail(tmp_path):
+    sc = load_scenario(SCENARIOS / "metadata-log-incomplete")
+    tl = build_timeline(sc.metadata)
+    assert tl.tail_missing and tl.trusted_end == 5
+    # the brokers hold leader epochs 1 and 2, granted at offsets 5 and 7 of the lost tail: nothing is said of them
+    assert _grant_codes(sc, tl) == {1: [], 2: [], 3: []}
+    # the same log without the checkpoint that shows its lost tail: the timeline vouches for its end, and the epochs
+    # past its last grant are EPOCH_NOT_GRANTED (what every replica got before the witness was read)
+    copy = tmp_path / "controller-101"
+    shutil.copytree(sc.metadata[0].parent, copy)
+    (copy / "__cluster_metadata-0" / "leader-epoch-checkpoint").unlink()
+    blind = build_timeline([copy / "__cluster_metadata-0"])
+    assert not blind.tail_missing and blind.complete and [f.code for f in blind.findings] == []
+    codes = _grant_codes(sc, blind)
+    assert codes[3] == [("EPOCH_NOT_GRANTED", 1), ("EPOCH_NOT_GRANTED", 2)]
+
+
+def test_the_scenarios_json_carries_the_derivation_and_sources():
+    for name in NAMES:
+        doc = json.loads((SCENARIOS / name / "scenario.json").read_text())
+        assert "quorum" in doc["derivation"] and any("@3.8.0" in s for s in doc["sources"])
