@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import click
@@ -56,9 +58,12 @@ def _max_message_size(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--remote-log-metadata-decoder", "decoders", flag_value="--remote-log-metadata-decoder",
               multiple=True, help="Decode records as __remote_log_metadata records (on by default in a "
                                   "__remote_log_metadata-N dir).")
+@click.option("--schemas", "schema_dirs", multiple=True, type=click.Path(exists=True), metavar="LOG_DIR",
+              help="With --print-data: decode keys and values framed for a Schema Registry with the schemas of the "
+                   "_schemas topic in this log dir (repeatable; docs/salvage.md).")
 def dump(files: tuple[str, ...], deep: bool, print_data: bool, skip_record_metadata: bool, fmt: str,
          max_bytes: int | None, verify_index_only: bool, index_sanity_check: bool, cluster_metadata_decoder: bool,
-         decoders: tuple[str, ...]) -> None:
+         decoders: tuple[str, ...], schema_dirs: tuple[str, ...]) -> None:
     """Decode Kafka files: segments, indexes, checkpoints, snapshots, metadata files.
 
     The kind of each FILE is chosen by its name, as Kafka names files.  Damage
@@ -86,6 +91,14 @@ def dump(files: tuple[str, ...], deep: bool, print_data: bool, skip_record_metad
                 decoder=decoders[0] if decoders else None)
     findings: list[Finding] = []
     out = sys.stdout
+    payloads = None
+    if schema_dirs and print_data:
+        from ..payloads.decoders import PayloadDecoder
+        from ..payloads.registry import read_registry
+
+        registry = read_registry(schema_dirs)
+        findings += registry.findings
+        payloads = PayloadDecoder(registry)
     if any(classify_name(p).is_batches for p in files):
         from ..log import kernels
 
@@ -98,7 +111,7 @@ def dump(files: tuple[str, ...], deep: bool, print_data: bool, skip_record_metad
             continue
         try:
             if kind.is_batches:
-                findings += _dump_batches(path, opts, fmt, skip_record_metadata, out)
+                findings += _dump_batches(path, opts, fmt, skip_record_metadata, out, payloads)
             else:
                 findings += _dump_other(path, fmt, verify_index_only, index_sanity_check, out)
         except BrokenPipeError:
@@ -106,6 +119,8 @@ def dump(files: tuple[str, ...], deep: bool, print_data: bool, skip_record_metad
         except OSError as e:
             # the file could not be read (a FIFO, a vanished file, an I/O error): a finding, and the next file
             findings.append(_unreadable(path, e))
+    if payloads is not None:
+        findings += payloads.findings()
     if fmt == "json":
         from ..serialize import to_jsonable
 
@@ -142,14 +157,38 @@ def _unreadable(path: str, e: OSError) -> Finding:
     return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=path)
 
 
-def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: bool, out: TextIO) -> list[Finding]:
+def _registry_decode(payloads: Any, topic: str) -> Callable[[bool, bytes | None], str | None] | None:
+    """``--schemas``: a key or value framed for a Schema Registry as JSON text (None: print its bytes)."""
+    if payloads is None:
+        return None
+
+    def decode(is_key: bool, data: bytes | None) -> str | None:
+        return None if data is None else payloads(topic, is_key, data)[0]
+
+    return decode
+
+
+def _decoded_fields(decode: Callable[[bool, bytes | None], str | None], key: bytes | None, value: bytes | None
+                    ) -> dict[str, Any]:
+    """``key_decoded``/``value_decoded`` of a record's JSON object, for what decodes."""
+    out: dict[str, Any] = {}
+    for name, is_key, data in (("key_decoded", True, key), ("value_decoded", False, value)):
+        text = decode(is_key, data)
+        if text is not None:
+            out[name] = json.loads(text)
+    return out
+
+
+def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: bool, out: TextIO,
+                  payloads: Any = None) -> list[Finding]:
     # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
-    from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment
+    from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment, partition_topic
     from ..serialize import to_jsonable
     from .dump_text import batch_line, damaged_ranges, record_line, stop_lines
 
     opts = DumpOptions(**options)
     result = SegmentDump(path, classify_name(path))
+    decode = _registry_decode(payloads, partition_topic(path) or "")
     if fmt == "text":
         out.write(f"Dumping {printable(path)}\n")
         kind = result.kind
@@ -175,7 +214,7 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                 out.write(batch_line(ev.entry) + "\n")
             else:
                 out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata,
-                                      ev.internal) + "\n")
+                                      ev.internal, decode) + "\n")
         elif isinstance(ev, BatchEvent):
             out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry),
                              "non_consecutive": ev.non_consecutive_after is not None,
@@ -190,6 +229,8 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                 obj["metadata"] = ev.metadata
             if ev.internal is not None:
                 obj["decoded"] = decoded_object(ev.internal)
+            elif decode is not None and opts.print_data:
+                obj.update(_decoded_fields(decode, ev.record.key, ev.record.value))
             out.write(dumps(obj) + "\n")
     if fmt == "text":
         if result.non_consecutive:

@@ -9,7 +9,7 @@ escaping, so evidence cannot write control bytes to the terminal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..serialize import to_jsonable
@@ -84,9 +84,11 @@ def internal_parts(rec: CoordinatorRecord, offset: int) -> list[str]:
 
 
 def record_line(batch: BatchEntry, r: Record, print_data: bool, metadata: dict[str, Any] | None = None,
-                skip_metadata: bool = False, internal: CoordinatorRecord | None = None) -> str:
+                skip_metadata: bool = False, internal: CoordinatorRecord | None = None,
+                decode: Callable[[bool, bytes | None], str | None] | None = None) -> str:
     """The kafka-dump-log ``| offset: ...`` line for one record (``internal``: the record decoded by an
-    internal topic's decoder, printed as kafka-dump-log's decoder prints it)."""
+    internal topic's decoder, printed as kafka-dump-log's decoder prints it; ``decode``: a key or value framed for
+    a Schema Registry as JSON text, None to print its bytes)."""
     parts = []
     if not skip_metadata:
         parts.append(f"offset: {r.offset} {batch.timestamp_type}: {r.timestamp} keySize: {r.key_size} "
@@ -110,9 +112,11 @@ def record_line(batch: BatchEntry, r: Record, print_data: bool, metadata: dict[s
     elif internal is not None:
         parts += internal_parts(internal, r.offset)
     elif print_data:
+        key = decode(True, r.key) if decode is not None else None
+        value = decode(False, r.value) if decode is not None else None
         if r.key is not None:
-            parts.append(f"key: {payload_text(r.key)}")
-        parts.append(f"payload: {payload_text(r.value)}")
+            parts.append(f"key: {printable(key) if key is not None else payload_text(r.key)}")
+        parts.append(f"payload: {printable(value) if value is not None else payload_text(r.value)}")
     return "| " + " ".join(parts)
 
 

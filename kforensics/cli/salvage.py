@@ -69,8 +69,8 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     Examples:
       kforensics salvage /snap/b1 /snap/b2 /snap/b3 --out /tmp/salvage
       kforensics salvage --scenario fixtures/scenarios/unclean-leader-election --out /tmp/s --format json
-      kforensics salvage /snap/b1 /snap/b2 /snap/b3 --out /tmp/s --produce kafka:9092 --send \\
-          --topic-map orders=orders-salvaged --command-config client.properties
+      kforensics salvage /snap/b1 /snap/b2 /snap/b3 --out /tmp/s --produce kafka:9092 --send
+      kforensics salvage /snap/b1 /snap/b2 --out /tmp/s --produce k:9092 --topic-map orders=orders-back
     """
     from ..outputs import refuse_output_in_evidence
 

@@ -129,3 +129,20 @@ def test_salvage_shows_lost_avro_values_decoded_in_the_envelope(tmp_path):
     assert envs[1]["kforensics"]["value_base64"]  # the bytes as they were, always
     codes = [f["code"] for f in json.loads(r.output)["findings"]]
     assert codes.count("PAYLOAD_UNDECODABLE") == 2 and "SCHEMA_UNREADABLE" in codes
+
+
+def test_dump_print_data_decodes_with_the_schemas_of_a_log_dir(tmp_path):
+    from kforensics.cli import main
+
+    b1 = broker(tmp_path, 1, 3, 3)
+    seg = str(b1 / "payments-0" / "00000000000000000000.log")
+    r = CliRunner().invoke(main, ["dump", "--print-data", "--schemas", str(b1), seg], catch_exceptions=False)
+    lines = [x for x in r.output.splitlines() if x.startswith("| offset:")]
+    assert 'payload: {"id": "p-0", "amount": 1.5, "note": null}' in lines[0]
+    assert 'payload: {"who": "alice"}' in lines[2]
+    plain = CliRunner().invoke(main, ["dump", "--print-data", seg], catch_exceptions=False).output
+    assert '"p-0"' not in plain  # without --schemas: kafka-dump-log's bytes
+    r = CliRunner().invoke(main, ["dump", "--print-data", "--format", "json", "--schemas", str(b1), seg],
+                           catch_exceptions=False)
+    recs = [json.loads(x) for x in r.output.splitlines() if '"kind": "record"' in x]
+    assert recs[1]["value_decoded"] == {"id": "p-1", "amount": 2.0, "note": "late"} and "key_decoded" not in recs[1]
