@@ -193,4 +193,5 @@ def _render_plan(plan: ProducePlan, w: Any) -> None:
         w(f"produce to {printable(plan.bootstrap)}: sent {plan.sent} of {plural(total, 'record')} "
           f"({printable(targets)}), {plan.failed} not acknowledged\n")
     w(f"  {plural(plan.already_sent, 'record')} acknowledged by an earlier run (ledger {printable(plan.ledger)}); "
-      f"{plural(plan.aborted_left_out, 'aborted transactional record')} left out\n")
+      f"{plural(plan.aborted_left_out, 'aborted transactional record')} and "
+      f"{plural(plan.damaged_left_out, 'record')} of batches failing their CRC left out\n")

@@ -39,7 +39,7 @@ SCHEMA = pa.schema([
     ("transactional", pa.string()), ("verdict", pa.string()), ("brokers", pa.list_(pa.int32())),
     ("broker_verdicts", pa.list_(pa.struct([("broker", pa.int32()), ("verdict", pa.string())]))),
     ("groups", pa.list_(pa.string())), ("size_in_bytes", pa.int32()), ("digest", pa.string()),
-    ("key_decoded", pa.string()), ("value_decoded", pa.string()),
+    ("key_decoded", pa.string()), ("value_decoded", pa.string()), ("crc_valid", pa.bool_()),
 ])
 
 #: decodes a key or value for display: (topic, is_key, bytes) -> (JSON text or None, schema id or None, error)
@@ -82,7 +82,7 @@ def kcat_envelope(rec: SalvagedRecord, decode: Decode | None = None) -> dict[str
         "producer_id": rec.producer_id, "producer_epoch": rec.producer_epoch, "sequence": rec.sequence,
         "transactional": rec.transactional, "verdict": rec.verdict,
         "verdicts": {str(b): c for b, c in rec.verdicts.items()}, "brokers": rec.brokers, "groups": rec.groups,
-        "digest": rec.digest.hex()}
+        "digest": rec.digest.hex(), "crc_valid": rec.crc_valid}
     return out
 
 
@@ -137,7 +137,7 @@ def _row(rec: SalvagedRecord, env: dict[str, Any]) -> dict[str, Any]:
             "transactional": rec.transactional, "verdict": rec.verdict, "brokers": rec.brokers,
             "broker_verdicts": [{"broker": b, "verdict": c} for b, c in rec.verdicts.items()],
             "groups": rec.groups, "size_in_bytes": rec.size_in_bytes, "digest": rec.digest.hex(),
-            "key_decoded": decoded("key"), "value_decoded": decoded("payload")}
+            "key_decoded": decoded("key"), "value_decoded": decoded("payload"), "crc_valid": rec.crc_valid}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -154,7 +154,7 @@ def record_from_envelope(env: dict[str, Any]) -> SalvagedRecord:
         k["timestamp_type"], _unb64(k["key_base64"]), _unb64(k["value_base64"]),
         [(h, _unb64(v)) for h, v in k["headers"]], k["producer_id"], k["producer_epoch"], k["sequence"],
         k["transactional"], k["verdict"], {int(b): c for b, c in k["verdicts"].items()}, k["brokers"],
-        k["groups"], 0, bytes.fromhex(k["digest"]))
+        k["groups"], 0, bytes.fromhex(k["digest"]), bool(k.get("crc_valid", True)))
 
 
 def _unb64(text: str | None) -> bytes | None:

@@ -36,6 +36,7 @@ class SalvagedRecord:
     groups: list[str] = field(default_factory=list)  # consumer groups whose committed offset is beyond it
     size_in_bytes: int = 0  # the record's encoded size in its batch
     digest: bytes = b""  # content digest (key, value, headers, producer id, epoch, sequence), 16 bytes
+    crc_valid: bool = True  # False: read from a batch that fails its CRC (damaged bytes; never put back)
 
     @property
     def cause(self) -> str:

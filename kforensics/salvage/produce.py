@@ -6,7 +6,8 @@ with ``enable.idempotence`` (so a retry inside one run never duplicates and
 order per partition holds).  Each carries its original key, value, headers
 and timestamp, plus the header ``kforensics-salvaged-from`` naming where it
 was found (cluster, topic, partition, offset, brokers).  Aborted
-transactional records are left out unless asked for.
+transactional records are left out unless asked for; records read from a
+batch that fails its CRC are never sent (their bytes are damaged).
 
 Across runs nothing is sent twice: every acknowledged record is appended to
 the ledger (``produce-ledger.jsonl`` in the output directory, never in the
@@ -52,6 +53,7 @@ class ProducePlan:
     to_send: dict[str, int] = field(default_factory=dict)  # "topic-partition" -> records (in order)
     already_sent: int = 0  # acknowledged by an earlier run (in the ledger)
     aborted_left_out: int = 0
+    damaged_left_out: int = 0  # read from a batch that fails its CRC: not what the producer wrote
     sent: int = 0  # acknowledged in this run
     failed: int = 0
     findings: list[Finding] = field(default_factory=list)
@@ -155,6 +157,8 @@ def produce(records: Iterable[SalvagedRecord], bootstrap: str, out_dir: Path, *,
         for rec in records:
             if rec.transactional == "aborted" and not include_aborted:
                 plan.aborted_left_out += 1
+            elif not rec.crc_valid:
+                plan.damaged_left_out += 1
             elif rec in done:
                 plan.already_sent += 1
             else:

@@ -40,6 +40,7 @@ class ReadRecord:
     transactional: bool
     size_in_bytes: int
     digest: bytes  # 16 bytes: content (key, value, headers) and producer identity (id, epoch, sequence)
+    crc_valid: bool = True  # False: its batch fails its CRC (the bytes are not what the producer wrote)
 
 
 def content_digest(key: bytes | None, value: bytes | None, headers: list[tuple[str, bytes | None]],
@@ -77,8 +78,11 @@ def batch_records(b: Batch, file: str, findings: list[Finding]) -> Iterator[Read
     txn = bool(v2 and attrs & record_batch.TRANSACTIONAL_BIT)
     epoch = b.partition_leader_epoch if v2 else -1
     entry = EntryRecords(b, with_data=True, file=file)
+    valid = b.is_valid
     for r in entry:
-        yield _read_record(r, epoch, ts_type, pid, pepoch, txn if v2 else False)
+        rec = _read_record(r, epoch, ts_type, pid, pepoch, txn if v2 else False)
+        rec.crc_valid = valid
+        yield rec
     findings.extend(entry.findings)
 
 

@@ -251,7 +251,7 @@ def salvaged(cluster: str | None, topic: str, partition: int, rec: ReadRecord, b
     return SalvagedRecord(cluster, topic, partition, rec.offset, rec.leader_epoch, rec.timestamp,
                           rec.timestamp_type, rec.key, rec.value, rec.headers, rec.producer_id, rec.producer_epoch,
                           rec.sequence, status, code, {broker: code}, [broker], groups, rec.size_in_bytes,
-                          rec.digest)
+                          rec.digest, rec.crc_valid)
 
 
 def _placeholder(rec: ReadRecord, broker: int, code: str) -> SalvagedRecord:

@@ -149,3 +149,16 @@ def test_a_batch_that_no_longer_reads_back_is_a_finding_and_the_other_copy_is_sa
     assert [r.brokers for r in recs] == [[1, 2], [1, 2], [2]]
     assert [(f.code, f.facts["broker_id"], f.facts["base_offset"]) for f in s.summary.findings] == [
         ("SALVAGE_BATCH_NOT_READ", 1, 4)]
+
+
+def test_a_copy_from_a_batch_failing_its_crc_is_flagged_and_never_put_back(tmp_path):
+    # the scenario: broker 1's batch at offset 2 has a byte of its value flipped (its CRC no longer matches); broker 1
+    # is elected, its recovery cuts 2 onwards (LOST_TO_RECOVERY), and broker 2 truncates its intact 2..5 to it
+    recs, _summary = salvage_of(SCENARIOS / "damaged-batches-leader-crc-unclean")
+    at2 = sorted((r.brokers, r.crc_valid) for r in recs if r.offset == 2)
+    assert at2 == [([1], False), ([2], True)]
+    assert all(r.crc_valid for r in recs if r.offset != 2)
+    from kforensics.salvage.produce import produce
+
+    plan = produce(iter(recs), "localhost:1", tmp_path, topic_map={})
+    assert plan.damaged_left_out == 1 and plan.to_send == {"orders-0": len(recs) - 1}
