@@ -13,7 +13,7 @@ from .common import count_text, echo_findings, plural, printable, severity_count
 from .options import EVIDENCE_PATH, s3_endpoint_option
 
 if TYPE_CHECKING:  # the timeline is imported only when the command runs
-    from ..kraft.timeline import TimelineEntry
+    from ..kraft.timeline import Timeline, TimelineEntry
 
 
 def _time(ms: int | None) -> str:
@@ -30,16 +30,54 @@ def _ids(xs: list[int]) -> str:
     return "[" + ",".join(map(str, xs)) + "]"
 
 
-def answer_line(chosen: list[tuple[tuple[str, int], list[TimelineEntry]]]) -> str:
-    """What matters first: the unclean elections (a leader from outside the previous ISR, or RECOVERING), or none."""
+def answer_line(chosen: list[tuple[tuple[str, int], list[TimelineEntry]]], tl: Timeline | None = None) -> str:
+    """What matters first: the unclean elections (a leader from outside the previous ISR, or RECOVERING), or none;
+    and, before them, a metadata log that lost its tail (elections after its end are not shown)."""
+    lost = ""
+    if tl is not None and tl.tail_missing:
+        lost = (f"the metadata log given lost its tail (held to offset {tl.trusted_end}; on disk: "
+                f"{printable(tl.missing[0])}{' …' if len(tl.missing) > 1 else ''}): elections after it are not "
+                "shown; ")
     unclean = [(t, p, e) for (t, p), es in chosen for e in es if e.unclean]
     if not unclean:
-        return (f"answer: no unclean election ({plural(len(chosen), 'partition')}, "
+        return (f"answer: {lost}no unclean election ({plural(len(chosen), 'partition')}, "
                 f"{plural(sum(len(es) for _, es in chosen), 'entry', 'entries')})")
     shown = ", ".join(f"{printable(t)}-{p} at metadata offset {e.offset} (leader {e.leader}, epoch {e.leader_epoch})"
                       for t, p, e in unclean[:4])
     more = f", … ({len(unclean) - 4} more)" if len(unclean) > 4 else ""
-    return f"answer: {plural(len(unclean), 'unclean election')}: {shown}{more}"
+    return f"answer: {lost}{plural(len(unclean), 'unclean election')}: {shown}{more}"
+
+
+def quorum_lines(tl: Timeline) -> list[str]:
+    """The quorum view (several copies, or one that lost its tail): per controller copy its log, last Raft epoch,
+    quorum-state, where it diverges or what it lost; the committed bound and the copy holding the most complete
+    committed metadata."""
+    q = tl.quorum
+    # one copy with nothing to say of it (no divergence, no lost tail, no note) needs no view
+    if q is None or not q.copies or (len(q.copies) == 1 and not (q.copies[0].missing or q.copies[0].notes)):
+        return []
+    committed = (f"committed to offset {q.committed_end} ({q.committed_by})" if q.committed_by != "unknown"
+                 else "committed bound unknown (no snapshot; no majority of voters past the leader's epoch start)")
+    voters = f"voters {list(q.voters)}" if q.voters else "voters unknown"
+    out = [f"metadata quorum: {plural(len(q.copies), 'copy', 'copies')}, {voters}, {committed}; the high watermark "
+           f"is not on disk; most complete committed metadata: {printable(q.reference or '-')}"]
+    for c in q.copies:
+        node = "?" if c.node_id is None else c.node_id
+        line = (f"  node {node} {printable(c.label)}: log {c.log_start if c.log_start is not None else '-'}-"
+                f"{c.log_end - 1} (end {c.log_end}), last epoch {c.last_epoch}, quorum-state epoch "
+                f"{'-' if c.quorum_epoch is None else c.quorum_epoch} leader "
+                f"{'-' if c.quorum_leader is None else c.quorum_leader}, committed held to "
+                f"{min(c.valid_end, q.committed_end) if q.committed_by != 'unknown' else 'unknown'}")
+        if c.deposed:
+            ref = "ends there" if c.reference_epoch is None else f"has epoch {c.reference_epoch} there"
+            line += (f"; diverges at offset {c.valid_end} (epoch {c.diverged_epoch}; the reference {ref}): "
+                     f"{c.deposed[0]}-{c.deposed[1] - 1} a deposed leader's tail, not replayed")
+        for m in c.missing:
+            line += f"; LOST ITS TAIL: {m}"
+        for n in c.notes:
+            line += f"; {n}"
+        out.append(line)
+    return out
 
 
 def entry_line(topic: str, partition: int, e: TimelineEntry) -> str:
@@ -55,6 +93,8 @@ def entry_line(topic: str, partition: int, e: TimelineEntry) -> str:
         line += f" adding: {_ids(e.adding_replicas)} removing: {_ids(e.removing_replicas)}"
     if e.unclean:
         line += " UNCLEAN"
+    if e.committed is False:
+        line += " UNCOMMITTED"
     return line
 
 
@@ -113,7 +153,9 @@ def timeline(paths: tuple[str, ...], fmt: str, topic: str | None, partition: int
         doc["partitions"] = [p for p in doc["partitions"] if (p["topic"], p["partition"]) in keep]
         click.echo(dumps(doc))
     else:
-        click.echo(answer_line(chosen))
+        click.echo(answer_line(chosen, tl))
+        for line in quorum_lines(tl):
+            click.echo(line)
         removed = {(v["name"], v["offset"]) for v in tl.removed_topics.values()}
         for (t, p), es in chosen:
             for entry in es:

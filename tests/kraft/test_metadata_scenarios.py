@@ -84,3 +84,31 @@ def test_the_scenarios_json_carries_the_derivation_and_sources():
     for name in NAMES:
         doc = json.loads((SCENARIOS / name / "scenario.json").read_text())
         assert "quorum" in doc["derivation"] and any("@3.8.0" in s for s in doc["sources"])
+
+
+def test_the_timeline_command_shows_the_quorum_view_and_a_lost_tail():
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+    from tests.cli.test_schemas import errors, validator
+
+    deposed = SCENARIOS / "metadata-deposed-tail"
+    args = ["timeline", str(deposed / "controller-101"), str(deposed / "controller-102")]
+    r = CliRunner().invoke(main, args)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "answer: no unclean election (1 partition, 3 entries)" and r.exit_code == 1  # LOW finding
+    assert lines[1].startswith("metadata quorum: 2 copies, voters [101, 102, 103], committed bound unknown")
+    assert lines[1].endswith("controller-102/__cluster_metadata-0")  # the survivor with the committed metadata
+    assert "diverges at offset 5 (epoch 1; the reference has epoch 2 there): 5-7 a deposed leader's tail" in lines[2]
+    doc = json.loads(CliRunner().invoke(main, [*args, "--format", "json"]).stdout)
+    assert not errors(validator("timeline"), doc)
+    assert [c["deposed"] for c in doc["quorum"]["copies"]] == [[5, 8], None]
+
+    lost = SCENARIOS / "metadata-log-incomplete" / "controller-101"
+    r = CliRunner().invoke(main, ["timeline", str(lost)])
+    assert r.stdout.startswith("answer: the metadata log given lost its tail (held to offset 5; on disk: ")
+    assert "LOST ITS TAIL: its leader-epoch-checkpoint starts epoch 3 at offset 6, after its log end 5" in r.stdout
+    doc = json.loads(CliRunner().invoke(main, ["timeline", str(lost), "--format", "json"]).stdout)
+    assert not errors(validator("timeline"), doc)
+    assert (doc["complete"], doc["tail_missing"], doc["trusted_end"], doc["committed_end"]) == (False, True, 5, 5)
+    assert doc["partitions"][0]["entries"][0]["committed"] is True
