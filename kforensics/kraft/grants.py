@@ -55,7 +55,8 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
         if epoch > last and tl.tail_missing:
             continue  # granted, perhaps, in the part of the metadata log the copies lost (METADATA_LOG_INCOMPLETE)
         if epoch > last:
-            reason = f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset})"
+            reason = (f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset}; "
+                      f"the metadata given ends at offset {tl.trusted_end if tl.trusted_end is not None else '?'})")
         elif leaders.get(epoch) == NO_LEADER:
             reason = "granted with no leader, so no broker could have written in it"
         if reason:

@@ -9,7 +9,8 @@ sources are there and in ``docs/metadata-quorum.md``), and the one log the timel
 records below the point where it diverges from the reference lineage, merged by offset: a deposed leader's
 tail is read (what is wrong in it is still reported) but never replayed.
 
-Memory is each copy's epoch transitions and one record per copy at a time.
+Memory is each copy's epoch changes (at most ``MAX_EPOCH_CHANGES``), the last voter set and one record per
+copy at a time.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from .timeline_model import Timeline
 
 #: (offset, voters) of a VotersRecord
 Voters = tuple[int, tuple[int, ...]]
+#: Raft epoch changes kept per copy
+MAX_EPOCH_CHANGES = 100_000
 
 
 def _dir_of(src: MetadataSources, label: str) -> Any:
@@ -87,13 +90,15 @@ def _survey_segments(segs: list[Any], voters: list[Voters]) -> tuple[list[tuple[
             for b in reader.batches():
                 if not b.is_valid:
                     continue  # reported when the records are read; its header cannot be trusted
-                if not epochs or epochs[-1][0] != b.partition_leader_epoch:
+                # Raft epochs only rise along a log: a lower one (a damaged or hostile copy) starts no new run,
+                # and past MAX_EPOCH_CHANGES the runs are not kept (memory is bounded by it, not by the file)
+                if not epochs or (b.partition_leader_epoch > epochs[-1][0] and len(epochs) < MAX_EPOCH_CHANGES):
                     epochs.append((b.partition_leader_epoch, b.base_offset))
                 end = max(end, b.last_offset + 1)
                 if b.attributes & CONTROL_BIT:
                     for r in EntryRecords(b, with_data=True, file=reader.label):
                         if r.control and r.control.get("type") == "KRAFT_VOTERS":
-                            voters.append((r.offset, tuple(sorted(r.control.get("voters") or []))))
+                            voters[:] = [max([*voters, (r.offset, tuple(sorted(r.control.get("voters") or [])))])]
         except OSError:
             continue  # reported when the records are read
     return epochs, end

@@ -176,17 +176,17 @@ def test_an_enormous_metadata_transaction_is_held_only_up_to_a_limit(tmp_path, m
     import base64
 
     from kforensics.formats.metadata_records import encode_metadata_record
-    from kforensics.kraft import timeline
+    from kforensics.kraft import timeline, timeline_registrations
 
-    monkeypatch.setattr(timeline, "MAX_TXN_RECORDS", 5)
+    monkeypatch.setattr(timeline_registrations, "MAX_TXN_RECORDS", 5)
     held: list[int] = []
-    real_record = timeline._State.record
+    real_record = timeline_registrations.RegistrationState.record
 
     def record(self, rec, d, source):
         real_record(self, rec, d, source)
         held.append(len(self.txn or []))
 
-    monkeypatch.setattr(timeline._State, "record", record)
+    monkeypatch.setattr(timeline_registrations.RegistrationState, "record", record)
 
     def tid(i: int) -> str:
         return base64.urlsafe_b64encode(bytes(15) + bytes([i + 1])).decode().rstrip("=")
@@ -204,7 +204,7 @@ def test_an_enormous_metadata_transaction_is_held_only_up_to_a_limit(tmp_path, m
     assert codes.count("METADATA_TRANSACTION_TOO_LARGE") == 1 and "METADATA_TRANSACTION_OPEN" not in codes
     assert max(held) < 5 and len(tl.topic_names) == 12  # all replayed, never more than the limit held
     # an ordinary transaction is still held to its end and an aborted one not replayed
-    monkeypatch.setattr(timeline, "MAX_TXN_RECORDS", 100)
+    monkeypatch.setattr(timeline_registrations, "MAX_TXN_RECORDS", 100)
     values[-1] = encode_metadata_record("AbortTransactionRecord", 0, {"reason": "test"})
     (d / "00000000000000000000.log").write_bytes(
         build_batch([RecordData(i, 0, None, v) for i, v in enumerate(values)], partition_leader_epoch=1))

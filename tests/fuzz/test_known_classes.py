@@ -305,7 +305,7 @@ def test_metadata_records_are_replayed_as_they_are_read(tmp_path, monkeypatch):
     """A 3 KB metadata segment (one zstd batch of 3 M tiny records) took 46 s and 530 MB in the timeline: every
     record of every copy was materialised (a few hundred bytes each; 7 GB at the decompression cap) before the
     replay began.  Records must stream: the first is replayed before the second batch is read."""
-    from kforensics.kraft import timeline
+    from kforensics.kraft import timeline, timeline_replay
     from kforensics.formats.metadata_records import encode_metadata_record
     from kforensics.log import records
 
@@ -318,14 +318,14 @@ def test_metadata_records_are_replayed_as_they_are_read(tmp_path, monkeypatch):
 
     monkeypatch.setattr(records.EntryRecords, "__iter__", counting_iter)
     first_decode: list[int] = []
-    real_decode = timeline._decode
+    real_decode = timeline_replay.decode_record
 
     def decode(rec, tl, emit=True):
         if not first_decode:
             first_decode.append(len(read))
         return real_decode(rec, tl, emit)
 
-    monkeypatch.setattr(timeline, "_decode", decode)
+    monkeypatch.setattr(timeline_replay, "decode_record", decode)
     d = tmp_path / "__cluster_metadata-0"
     d.mkdir()
     value = encode_metadata_record("TopicRecord", 0, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAABw"})
