@@ -112,3 +112,19 @@ def test_the_timeline_command_shows_the_quorum_view_and_a_lost_tail():
     assert not errors(validator("timeline"), doc)
     assert (doc["complete"], doc["tail_missing"], doc["trusted_end"], doc["committed_end"]) == (False, True, 5, 5)
     assert doc["partitions"][0]["entries"][0]["committed"] is True
+
+
+def test_scan_of_a_combined_node_whose_metadata_log_lost_its_tail(tmp_path):
+    # the case: a node (broker and controller in one log dir) whose metadata log ends before the grants of the
+    # epochs its own replica holds; scan raised EPOCH_NOT_GRANTED (HIGH) for each and said nothing of the log
+    from kforensics.scan.broker import scan_log_dirs
+
+    sdir = SCENARIOS / "metadata-log-incomplete"
+    node = tmp_path / "node-1"
+    shutil.copytree(sdir / "controller-101", node)
+    shutil.copytree(sdir / "broker-1" / "orders-0", node / "orders-0")
+    codes = [f.code for f in scan_log_dirs([node]).all_findings()]
+    assert "METADATA_LOG_INCOMPLETE" in codes and "EPOCH_NOT_GRANTED" not in codes
+    (node / "__cluster_metadata-0" / "leader-epoch-checkpoint").unlink()  # the witness gone: the log is trusted
+    codes = [f.code for f in scan_log_dirs([node]).all_findings()]
+    assert "METADATA_LOG_INCOMPLETE" not in codes and codes.count("EPOCH_NOT_GRANTED") == 2
