@@ -71,3 +71,22 @@ def test_a_quorum_state_ahead_of_the_log_is_a_note_not_a_loss(tmp_path):
     tl = build_timeline([d])
     assert not tl.tail_missing and not [f for f in tl.findings if f.code == "METADATA_LOG_INCOMPLETE"]
     assert "quorum-state is at epoch 5" in tl.quorum.copies[0].notes[0]
+
+
+def test_the_copies_real_kafka_left_in_the_lab_agree_and_lost_nothing():
+    # fixtures/lab: each incident's evidence as real Kafka (3.9.1, 4.4.0) left it, one controller and three brokers,
+    # every one with its copy of the metadata log (brokers fetch it as observers).  Kafka restarted on them (outcome.
+    # json): no copy diverges from the controller's lineage, none lost a tail its witnesses show, and the controller,
+    # the only voter, holds everything committed
+    from kforensics.log.sources import resolve
+    from tests.conftest import ROOT
+
+    cases = sorted((ROOT / "fixtures" / "lab").glob("*/before"))
+    assert len(cases) >= 10
+    for before in cases:
+        tl = build_timeline([resolve(str(p)) for p in sorted(before.glob("*.tgz"))])
+        q = tl.quorum
+        assert not [f for f in tl.findings if f.code.startswith("METADATA_")], before
+        assert len(q.copies) == 4 and all(c.deposed is None and not c.missing for c in q.copies), before
+        assert q.voters == (100,) and tl.committed_end == tl.trusted_end == tl.log_end, before
+        assert next(c.log_end for c in q.copies if c.node_id == 100) == max(c.log_end for c in q.copies), before
