@@ -42,8 +42,8 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
     if not entries:
         ids = sorted({e.topic_id for e in all_entries if e.topic_id})
         out.append(finding("TOPIC_ID_MISMATCH", f"the replica's topic id {topic_id} is not the one the controller "
-                           f"gave {topic} "
-                           f"({', '.join(ids)}): a leftover of a deleted topic?", file=file,
+                           f"gave {topic} ({', '.join(ids)}): a leftover of a deleted topic?" + _lost_tail(tl),
+                           severity=Severity.INFO if tl.tail_missing else None, file=file,
                            **{**facts, "topic_id": topic_id, "controller_topic_ids": ids}))
         return out
     first, last = entries[0].leader_epoch, entries[-1].leader_epoch
@@ -79,9 +79,19 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
                            "is a leftover", file=file, **{**facts, "metadata_offset": removed["offset"]}))
     elif broker_id is not None and broker_id not in entries[-1].replicas:
         out.append(finding("REPLICA_NOT_ASSIGNED", f"the controller's replicas of {topic}-{partition} are "
-                           f"{entries[-1].replicas}, without "
-                           f"broker {broker_id}", file=file, **{**facts, "replicas": entries[-1].replicas}))
+                           f"{entries[-1].replicas}, without broker {broker_id}" + _lost_tail(tl),
+                           severity=Severity.INFO if tl.tail_missing else None, file=file,
+                           **{**facts, "replicas": entries[-1].replicas}))
     return out
+
+
+def _lost_tail(tl: Timeline) -> str:
+    """What a finding drawn from the last registration must add when the metadata log lost its tail (the topic
+    may have been re-created, the partition reassigned, after the offset the timeline holds to)."""
+    if not tl.tail_missing:
+        return ""
+    return (f" (the metadata log given lost its tail after offset {tl.trusted_end}, METADATA_LOG_INCOMPLETE: the "
+            "registration may have changed since)")
 
 
 def _grant_not_seen(broker_id: int, epoch: int, offset: int, top: int, batch_epochs: list[int], file: str | None,

@@ -69,6 +69,9 @@ def test_no_grant_finding_is_drawn_from_epochs_past_a_log_that_lost_its_tail(tmp
     assert tl.tail_missing and tl.trusted_end == 5
     # the brokers hold leader epochs 1 and 2, granted at offsets 5 and 7 of the lost tail: nothing is said of them
     assert _grant_codes(sc, tl) == {1: [], 2: [], 3: []}
+    # a finding drawn from the last registration the log holds is only a note: it may have changed in the lost part
+    (f,) = check_replica_epochs(tl, topic=sc.topic, partition=sc.partition, broker_id=7, checkpoint=[(0, 0)])
+    assert (f.code, f.severity.name) == ("REPLICA_NOT_ASSIGNED", "INFO") and "lost its tail after offset 5" in f.message
     # the same log without the checkpoint that shows its lost tail: the timeline vouches for its end, and the epochs
     # past its last grant are EPOCH_NOT_GRANTED (what every replica got before the witness was read)
     copy = tmp_path / "controller-101"
