@@ -10,7 +10,9 @@ TYPED=(
   kforensics/cli kforensics/checks kforensics/scenario kforensics/report kforensics/dump
   kforensics/plots.py kforensics/plots_fleet.py kforensics/log/segment.py
   kforensics/kraft/election.py kforensics/kraft/cluster_state.py kforensics/kraft/quorum.py
-  kforensics/kraft/metadata_log_copies.py kforensics/kraft/timeline_model.py
+  kforensics/kraft/metadata_log_copies.py kforensics/kraft/timeline_model.py kforensics/kraft/timeline.py
+  kforensics/kraft/timeline_registrations.py kforensics/kraft/timeline_snapshots.py kforensics/kraft/timeline_replay.py
+  kforensics/kraft/metadata_log_records.py kforensics/kraft/grants.py
   kforensics/salvage kforensics/payloads
 )
 .venv/bin/ruff check --output-format concise "${TYPED[@]}"

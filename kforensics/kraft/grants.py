@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..findings import Finding, finding
 from ..severity import Severity
 from .timeline import NO_LEADER, Timeline
@@ -28,7 +30,7 @@ def check_replica_epochs(tl: Timeline, *, topic: str, partition: int, topic_id: 
 def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broker_id: int | None,
            checkpoint: list[tuple[int, int]] | None, batch_epochs: list[int], file: str | None) -> list[Finding]:
     out: list[Finding] = []
-    facts = {"topic": topic, "partition": partition}
+    facts: dict[str, Any] = {"topic": topic, "partition": partition}
     if broker_id is not None:
         facts["broker_id"] = broker_id
     all_entries = tl.partitions.get((topic, partition), [])
@@ -72,7 +74,7 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
                     and e.committed is not False):
                 out.append(_grant_not_seen(broker_id, e.leader_epoch, e.offset, top, batch_epochs, file, facts))
                 break
-    removed = tl.removed_topics.get(entries[-1].topic_id)
+    removed = tl.removed_topics.get(entries[-1].topic_id or "")
     if removed is not None and removed.get("offset") is not None and removed["offset"] > entries[-1].offset:
         out.append(finding("REPLICA_OF_DELETED_TOPIC", f"the controller deleted topic {topic} (metadata offset "
                            f"{removed['offset']}); this replica "

@@ -74,6 +74,5 @@ def one_cluster(src: MetadataSources, tl: Timeline) -> None:
     src.logs = {d: segs for d, segs in src.logs.items() if d not in others}
     src.snapshots = [p for p in src.snapshots if str(p.parent) not in others]
     tl.log.add(finding("METADATA_CLUSTERS_DIFFER", f"metadata logs of {len(clusters)} clusters were given; only "
-                       f"cluster {chosen}'s "
-                               "are replayed", **{"clusters": dict(sorted(clusters.items())), "chosen": chosen}))
+                       f"cluster {chosen}'s are replayed", clusters=dict(sorted(clusters.items())), chosen=chosen))
 

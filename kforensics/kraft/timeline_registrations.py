@@ -160,6 +160,8 @@ def unclean_election(prev: TimelineEntry, new: TimelineEntry) -> bool:
 
 
 def decode_record(rec: _Rec, tl: Timeline, emit: bool = True) -> dict | None:
+    if rec.value is None:  # a control record: nothing to decode
+        return None
     try:
         d = decode_metadata_record(rec.value)
     except DecodeError as e:

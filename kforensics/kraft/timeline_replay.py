@@ -41,7 +41,7 @@ class LogReplay:
             first, last = self.skipped[0], self.skipped[-1]
             self.tl.log.add(finding("METADATA_RECORDS_SUPERSEDED", f"log offsets {first}-{last} have no known state "
                                     "to apply to (they precede the first snapshot or follow a gap); the next "
-                                    "snapshot's state covers them", **{"first": first, "last": last}))
+                                    "snapshot's state covers them", first=first, last=last))
             self.skipped.clear()
 
     def skip(self, offset: int) -> None:
@@ -62,7 +62,7 @@ class LogReplay:
             if rec.offset > 0:
                 tl.log.add(finding("METADATA_HISTORY_INCOMPLETE", f"the metadata log starts at offset {rec.offset} "
                                    "with no snapshot before it: partitions created earlier are unknown until a "
-                                   "change names them", file=rec.file, **{"offset": rec.offset}))
+                                   "change names them", file=rec.file, offset=rec.offset))
             self.pos = rec.offset
         if rec.offset < self.pos:
             return False  # a snapshot already covers it
@@ -72,7 +72,7 @@ class LogReplay:
                 return False
             tl.log.add(finding("METADATA_LOG_GAP", f"metadata offsets {self.pos}-{rec.offset - 1} are missing and no "
                                "snapshot covers them: epochs after the gap may be lower than the controller's",
-                               file=rec.file, **{"first_missing": self.pos, "next": rec.offset}))
+                               file=rec.file, first_missing=self.pos, next=rec.offset))
         return True
 
     def apply(self, rec: _Rec) -> None:

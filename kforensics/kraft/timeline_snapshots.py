@@ -26,7 +26,7 @@ def load_snapshot(path: Any, tl: Timeline) -> tuple[RegistrationState, int, int]
             pass  # not replayed, but what is wrong with the file is still reported
         missing = [c for c in ("SNAPSHOT_HEADER", "SNAPSHOT_FOOTER") if c not in controls]
         tl.log.add(finding("SNAPSHOT_INCOMPLETE", f"snapshot without {' and '.join(missing)}: not used", file=str(path),
-                                   **{"missing": missing}))
+                           missing=missing))
         return None
     header = controls["SNAPSHOT_HEADER"]
     ts = header.get("lastContainedLogTimestamp", -1)
@@ -82,8 +82,7 @@ def check_snapshot(tl: Timeline, state: RegistrationState, snap: RegistrationSta
         diffs.append({"topics_replayed": len(state.names), "topics_snapshot": len(snap.names)})
     if diffs:
         tl.log.add(finding("SNAPSHOT_DISAGREES_WITH_LOG", f"{len(diffs)} difference(s) between the snapshot and the "
-                           "log replayed up to "
-                                   "its end offset", file=str(path), **{"differences": diffs[:10]}))
+                           "log replayed up to its end offset", file=str(path), differences=diffs[:10]))
 
 
 
