@@ -83,6 +83,12 @@ def test_transactional_status_comes_from_the_holders_markers_and_markers_are_not
     assert got == {1: (500, "committed"), 2: (500, "committed"), 4: (600, "aborted"), 6: (700, "open"),
                    7: (-1, "none")}
     assert all(r.sequence >= 0 and r.producer_epoch >= 0 for r in recs if r.producer_id >= 0)
+    from kforensics.salvage.produce import produce
+
+    plan = produce(iter(recs), "localhost:1", tmp_path, topic_map={"orders": "back"})
+    assert plan.aborted_left_out == 1 and plan.to_send == {"back-0": 4}  # the aborted record is left out
+    plan = produce(iter(recs), "localhost:1", tmp_path, topic_map={}, include_aborted=True)
+    assert plan.aborted_left_out == 0 and plan.to_send == {"orders-0": 5}
 
 
 def _rec(offset, value, pid=-1, seq=-1):
