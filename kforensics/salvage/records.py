@@ -8,8 +8,12 @@ log after the replay holds the same record: the same key, value, headers
 and producer sequence at the same offset, or, for an idempotent producer
 (producer id >= 0), anywhere in the leader's log (the same producer id,
 epoch and sequence with the same content: a retried batch the leader took
-at another offset).  Every other record is salvaged once, however many
-brokers hold a copy, with the brokers and the verdict each gives it.
+at another offset: Kafka's duplicate check is on the producer epoch and the
+sequence range, ``ProducerStateEntry.findDuplicateBatch``,
+storage/src/main/java/org/apache/kafka/storage/internals/log/
+ProducerStateEntry.java, apache/kafka 3.9.0).  Every other record is
+salvaged once, however many brokers hold a copy, with the brokers and the
+verdict each gives it.
 
 Memory: the replicas' records stream (a merge over the losing brokers, one
 record each); the only state per record is the leader's index of the
@@ -104,7 +108,14 @@ def leader_index(pd: PartitionLog | None, kept_end: int, lo: int, hi: int, pids:
 
 
 class TxnStatus:
-    """Transactional status of a replica's records from its own markers (read once, on the first need)."""
+    """Transactional status of a replica's records from its own markers (read once, on the first need).
+
+    A producer's transaction ends at its next COMMIT or ABORT control record
+    (``ProducerAppendInfo.appendEndTxnMarker``, storage/src/main/java/org/
+    apache/kafka/storage/internals/log/ProducerAppendInfo.java;
+    ``EndTransactionMarker``, ``ControlRecordType``, clients/src/main/java/
+    org/apache/kafka/common/record/; apache/kafka 3.9.0).
+    """
 
     def __init__(self, pd: PartitionLog, from_offset: int, findings: list[Finding]):
         self._by_pid: dict[int, tuple[list[int], list[str]]] = {}
