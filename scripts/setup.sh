@@ -35,3 +35,19 @@ fi
 # a machine without a C compiler driver keeps numba's kernels (slower start, same results)
 KFORENSICS_KERNELS=native .venv/bin/python -c 'from kforensics.log import kernels; kernels.get()' 2>/dev/null \
   || echo "setup: native kernels not built (no C compiler?); numba's kernels will be used" >&2
+# Object storage (docs/object-storage.md): s3proxy, a real S3-compatible server the tests start on loopback
+# (tests/objectstore), and Hadoop's S3A connector for the Hadoop inside pyspark (Spark on s3a://), both from Maven
+# Central into scripts/s3/.cache (git-ignored)
+if command -v mvn >/dev/null 2>&1; then
+  S3PROXY=2.6.0
+  [ -f "scripts/s3/.cache/s3proxy/s3proxy-$S3PROXY-jar-with-dependencies.jar" ] \
+    || mvn -q dependency:copy -Dartifact="org.gaul:s3proxy:$S3PROXY:jar:jar-with-dependencies" \
+         -DoutputDirectory=scripts/s3/.cache/s3proxy >/dev/null \
+    || echo "setup: s3proxy not fetched; the object-store tests (tests/objectstore) will skip"
+  HADOOP=$(.venv/bin/python -c 'from kforensics.spark.session import hadoop_version; print(hadoop_version() or "")' \
+           2>/dev/null || true)
+  if [ -n "$HADOOP" ] && [ ! -f "scripts/s3/.cache/s3a-$HADOOP/hadoop-aws-$HADOOP.jar" ]; then
+    mvn -q -f scripts/s3/pom.xml -Dhadoop.version="$HADOOP" dependency:copy-dependencies >/dev/null \
+      || echo "setup: Hadoop's S3A connector not fetched; spark on s3a:// needs --conf spark.jars.packages"
+  fi
+fi

@@ -111,7 +111,7 @@ class EvidencePathType(click.ParamType[str]):
             check_exists(value)
         except UsageError as e:
             self.fail(str(e), param, ctx)
-        _report_fetched_at_exit()
+        _report_fetched_at_exit(ctx)
         return str(value)
 
 
@@ -119,27 +119,23 @@ EVIDENCE_PATH = EvidencePathType()
 EVIDENCE_FILE = EvidencePathType(dir_okay=False)
 EVIDENCE_DIR = EvidencePathType(file_okay=False)
 
-_REPORTING: list[bool] = []
-
-
-def _report_fetched_at_exit() -> None:
-    """Once per process: say on standard error what was fetched from the store (the standard output stays what a
-    local run prints)."""
-    if _REPORTING:
+def _report_fetched_at_exit(ctx: click.Context | None) -> None:
+    """Once per command: say on standard error what was fetched from the store when the command ends (its standard
+    output stays what a local run prints)."""
+    root = ctx.find_root() if ctx is not None else None
+    if root is None or root.meta.get("kforensics.store_report"):
         return
-    _REPORTING.append(True)
-    import atexit
+    root.meta["kforensics.store_report"] = True
 
     def report() -> None:
         from ..log.object_store import SETTINGS, endpoint
 
         s = SETTINGS.summary()
-        if not s["objects_read"]:
-            return
-        click.echo(f"object store {endpoint() or 'AWS S3'}: {s['bytes_fetched']} bytes fetched in {s['reads']} "
-                   f"reads of {s['objects_read']} objects", err=True)
+        if s["objects_read"]:
+            click.echo(f"object store {endpoint() or 'AWS S3'}: {s['bytes_fetched']} bytes fetched in {s['reads']} "
+                       f"reads of {s['objects_read']} objects", err=True)
 
-    atexit.register(report)
+    root.call_on_close(report)
 
 
 def s3_endpoint_option() -> Callable[[F], F]:

@@ -45,7 +45,7 @@ ENDPOINT_ENV = "KFORENSICS_S3_ENDPOINT"
 MAX_ATTEMPTS = 3
 #: seconds to connect, and to wait for a request's answer, before an attempt fails
 CONNECT_TIMEOUT = 5.0
-REQUEST_TIMEOUT = 30.0
+REQUEST_TIMEOUT = 60.0
 
 
 def is_store_uri(spec: Any) -> bool:
@@ -58,6 +58,7 @@ class StoreSettings:
     """Where the store is (``endpoint``) and what the reads cost (``fetched``: bytes and requests, per object)."""
 
     endpoint: str | None = None
+    used: bool = False  # whether this process has read or written a store (Spark then gets the S3A settings)
     fetched_bytes: int = 0
     requests: int = 0
     objects: dict[str, int] = field(default_factory=dict)  # object URI -> bytes fetched of it
@@ -103,6 +104,7 @@ def _check_endpoint(value: str) -> None:
 def filesystem() -> Any:
     """The process's read-only S3 filesystem for the configured endpoint (built once)."""
     ep = endpoint()
+    SETTINGS.used = True
     fs = _FILESYSTEMS.get(ep)
     if fs is None:
         fs = _FILESYSTEMS[ep] = _build(ep)
@@ -340,6 +342,7 @@ def check_exists(spec: str) -> StorePath:
 def reset() -> None:
     """Forget the endpoint, the filesystems built and the counts (a process that reads several stores, the tests)."""
     SETTINGS.endpoint = None
+    SETTINGS.used = False
     SETTINGS.fetched_bytes = SETTINGS.requests = 0
     SETTINGS.objects.clear()
     _FILESYSTEMS.clear()

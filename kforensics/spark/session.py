@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InternalError, UsageError
@@ -52,9 +53,58 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
         b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     b = (b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "false"))
-    for k, v in (conf or {}).items():
+    for k, v in {**s3a_conf(conf or {}), **(conf or {})}.items():
         b = b.config(k, v)
     return b.getOrCreate()
+
+
+#: where scripts/setup.sh puts Hadoop's S3A connector (s3a-<hadoop version>/*.jar), in a checkout
+S3A_CACHE = Path(__file__).resolve().parents[2] / "scripts" / "s3" / ".cache"
+
+
+def hadoop_version() -> str | None:
+    """The Hadoop release inside the installed pyspark (from its ``hadoop-client-api-<version>.jar``): the S3A
+    connector (``hadoop-aws``) must be the same release."""
+    import pyspark
+
+    jars = sorted(Path(pyspark.__file__).parent.glob("jars/hadoop-client-api-*.jar"))
+    return jars[-1].name[len("hadoop-client-api-"):-len(".jar")] if jars else None
+
+
+def s3a_jars() -> list[str]:
+    """The S3A connector's jars the set-up fetched for this pyspark's Hadoop (none when it did not)."""
+    version = hadoop_version()
+    if version is None:
+        return []
+    return sorted(str(p) for p in (S3A_CACHE / f"s3a-{version}").glob("*.jar"))
+
+
+def s3a_conf(given: dict[str, str]) -> dict[str, str]:
+    """Spark settings for ``s3a://`` when this process reads or writes an object store: the S3A connector's jars
+    (unless ``spark.jars``/``spark.jars.packages`` are given, or spark-submit was given ``--jars``/``--packages``),
+    the endpoint of an S3-compatible store (path-style requests, TLS as its URL says) for Spark and for the
+    executors' reads.  Credentials are left to the AWS SDK's default chain, on the driver and executors alike:
+    none is put into Spark's configuration."""
+    from ..log.object_store import SETTINGS, endpoint
+
+    if not SETTINGS.used:
+        return {}
+    conf: dict[str, str] = {"spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem"}
+    jars = s3a_jars()
+    if jars and not ({"spark.jars", "spark.jars.packages"} & set(given)) and not under_spark_submit():
+        conf["spark.jars"] = ",".join(jars)
+    ep = endpoint()
+    if ep:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(ep if "://" in ep else f"http://{ep}")
+        conf.update({"spark.hadoop.fs.s3a.endpoint": parts.netloc,
+                     "spark.hadoop.fs.s3a.connection.ssl.enabled": str(parts.scheme == "https").lower(),
+                     "spark.hadoop.fs.s3a.path.style.access": "true",
+                     "spark.hadoop.fs.s3a.endpoint.region": os.environ.get("AWS_REGION")
+                     or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+                     "spark.executorEnv.KFORENSICS_S3_ENDPOINT": ep})
+    return conf
 
 
 def start(master: str | None, conf: dict[str, str]) -> tuple[SparkSession, bool]:
