@@ -20,8 +20,6 @@ from .options import (
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
-    from ..findings import Finding
-    from ..scan.model import ScanReport
     from ..severity import Severity
 
 
@@ -101,12 +99,12 @@ def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Sev
         else:
             report = scan_log_dirs(dirs, kafka_version=kafka_version, batch_sink=sink)
     if coordinator.view is not None:
-        _add_findings(report, coordinator.view.findings)  # its records that do not decode
+        report.add_findings(coordinator.view.findings)  # its records that do not decode
     if parquet is not None:
         from ..consumers.committed_offsets import TOPIC, coordinator_copies, read_committed_offsets
 
         committed = read_committed_offsets(coordinator_copies({report.broker.node_id: dirs}, TOPIC))
-        _add_findings(report, committed.findings)
+        report.add_findings(committed.findings)
         parquet.finish(report, committed)
     if fmt == "json":
         from .json_out import write_document
@@ -137,12 +135,3 @@ def _check_topics(dirs: list[Any], topics: tuple[str, ...]) -> None:
                                                                    else "")
         raise click.BadParameter(f"no partition of topic {names} in these log dirs (topics: {listed or 'none'})",
                                  param_hint="--topic")
-
-
-def _add_findings(report: ScanReport, findings: list[Finding]) -> None:
-    """Findings of a second reader of the scanned files (the coordinators' records), each reported once."""
-    seen = {(f.code, f.file, f.position) for f in report.all_findings()}
-    for f in findings:
-        if (f.code, f.file, f.position) not in seen:
-            seen.add((f.code, f.file, f.position))
-            report.findings.append(f)

@@ -34,11 +34,15 @@ from ..epoch.cache import LeaderEpochCache
 from ..findings import Finding, finding
 from ..verdict_rules import IMPACT
 from .committed_offsets import CommittedOffset, CommittedOffsets
-from .fetch_position import FETCHES, OFFSET_OUT_OF_RANGE, RESET_UNDEFINED_EPOCH, TRUNCATION_DETECTED, \
-    broker_validates, next_position
+from .fetch_position import (
+    FETCHES,
+    OFFSET_OUT_OF_RANGE,
+    RESET_UNDEFINED_EPOCH,
+    TRUNCATION_DETECTED,
+    broker_validates,
+    next_position,
+)
 
-#: verdicts whose offsets hold records the new leader does not serve
-IMPACT_CODES = IMPACT  # the rule is verdict_rules.IMPACT; the name stays until the Spark stages import it
 Range = tuple[int, int]  # [first, last] offsets, inclusive
 
 

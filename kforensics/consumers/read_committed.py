@@ -28,9 +28,6 @@ from ..transactions.model import PartitionTransactions, TransactionMarker
 from ..transactions.partition import read_partition_transactions
 from ..verdict_rules import LOSS
 
-#: verdicts whose ranges a replica loses from its own log
-LOSES_OWN = LOSS
-
 
 @dataclass
 class ReopenedTransaction:
@@ -76,7 +73,9 @@ def partition_logs(brokers: dict[int | None, list[Any]]) -> dict[tuple[int | Non
 
 
 def _lost(outcome: Any) -> list[tuple[int, int, str]]:
-    return [(a, b, v.code) for v in outcome.verdicts if v.code in LOSES_OWN for a, b in v.offsets]
+    """The ranges a replica loses from its own log (verdicts of :data:`~kforensics.verdict_rules.LOSS`), with the
+    verdict code."""
+    return [(a, b, v.code) for v in outcome.verdicts if v.code in LOSS for a, b in v.offsets]
 
 
 def reopened(p: Any, replicas: dict[int, PartitionTransactions], leader: PartitionTransactions

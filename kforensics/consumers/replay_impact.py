@@ -24,8 +24,8 @@ def replay_impact(report, log_dirs) -> ReplayImpact:
     """Committed offsets, consumer impact and the transactions after the replay, from the brokers' log dirs
     (``log_dirs``: broker id -> log dirs, with the internal topics' partitions).  Only partitions whose replay
     loses or forks records can affect a group or a transaction: without any, ``__consumer_offsets`` is not read."""
-    from .committed_offsets import TOPIC, CommittedOffsets, coordinator_copies, read_committed_offsets
     from ..verdict_rules import affects_consumers
+    from .committed_offsets import TOPIC, CommittedOffsets, coordinator_copies, read_committed_offsets
     from .impact import consumer_impact, impact_findings
     from .read_committed import transactions_after_replay
 

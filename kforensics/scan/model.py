@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
 from ..findings import Finding, Severity, worst
@@ -10,7 +11,19 @@ from ..recovery.plan import RecoveryPlan
 from ..transactions.model import OpenTransaction, PartitionTransactions
 
 __all__ = ["BrokerIdentity", "CheckpointEntry", "OpenTransaction", "PartitionContext", "PartitionScan", "ScanReport",
-           "SegmentFacts"]
+           "SegmentFacts", "unseen_findings"]
+
+
+def unseen_findings(have: Iterable[Finding], extra: Iterable[Finding]) -> list[Finding]:
+    """The ``extra`` findings not already in ``have``, each once: a second reader of the same files (the
+    coordinators' records) finds what the scan found, at the same code, file and byte."""
+    seen = {(f.code, f.file, f.position) for f in have}
+    out = []
+    for f in extra:
+        if (f.code, f.file, f.position) not in seen:
+            seen.add((f.code, f.file, f.position))
+            out.append(f)
+    return out
 
 
 @dataclass
@@ -164,6 +177,10 @@ class ScanReport:
         for p in self.partitions:
             out += p.findings
         return out
+
+    def add_findings(self, extra: Iterable[Finding]) -> None:
+        """Add the findings of a second reader of the scanned files, those the report does not hold yet."""
+        self.findings += unseen_findings(self.all_findings(), extra)
 
     def max_severity(self) -> Severity | None:
         return worst(self.all_findings())

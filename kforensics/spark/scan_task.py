@@ -31,7 +31,7 @@ from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
 from ..log.partition import PartitionLog, open_partition
 from ..log.sources import resolve, split_uri
 from ..replay.not_replayed import left_out
-from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport
+from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport, unseen_findings
 from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
 from ..tables.schemas import fit, table as table_of
@@ -80,18 +80,6 @@ def snapshot_coordinator(snapshot_id: str, info: SnapshotInfo) -> CoordinatorSou
         dirs = [root / from_hex(d) if d else root for d in info.get("log_dirs", [])]
         _COORDINATORS[key] = CoordinatorSource({None: dirs})
     return _COORDINATORS[key]
-
-
-def _add_findings(have: list[Finding], extra: list[Finding]) -> list[Finding]:
-    """``extra`` findings not already in ``have`` (a second reader of the same files: each reported once, as
-    ``scan`` adds its coordinators' findings)."""
-    seen = {(f.code, f.file, f.position) for f in have}
-    out = []
-    for f in extra:
-        if (f.code, f.file, f.position) not in seen:
-            seen.add((f.code, f.file, f.position))
-            out.append(f)
-    return out
 
 
 def report_rows(report: ScanReport, context: Context) -> dict[str, list[dict]]:
@@ -227,7 +215,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     extra += archive_damage(getattr(root_of(str(info["spec"])), "archive", None),
                             tuple(getattr(pdir.path, "parts", ())) or None)
     report = ScanReport(BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]), [scan],
-                        _add_findings(scan.findings, extra), scan.files)
+                        unseen_findings(scan.findings, extra), scan.files)
     rows = report_rows(report, context)
     keys = finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
     sketch = None
