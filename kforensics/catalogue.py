@@ -130,7 +130,8 @@ _("TIMEINDEX_TIMESTAMP_MISMATCH", LOW, "a time-index timestamp differs from its 
 _("TIMEINDEX_OUT_OF_ORDER", LOW, "time-index timestamps that do not increase", "sanityCheck fails; rebuilt on recovery")
 _("INDEX_SANITY_CHECK_FAILED", LOW, "Kafka's sanityCheck of this index fails",
   "before 2.3 the broker rebuilt the index at startup; since then it rebuilds it only when recovering the segment")
-_("INDEX_WITHOUT_LOG", LOW, "an index file whose .log is missing", "deleted at startup")
+_("INDEX_WITHOUT_LOG", LOW, "an index file whose .log is missing (more than 10 in one partition: one finding counts "
+  "them, the first by name as its file)", "deleted at startup")
 _("INDEX_MISSING", LOW, "a segment without its .index",
   "the segment is recovered (re-read) at startup; normal for a segment written since the last start (the index file "
   "is created on first use, LazyIndex; LogLoader calls its absence an error only after a clean shutdown or below the "

@@ -66,11 +66,12 @@ def measure(argv: list[str], timeout: float) -> tuple[int | None, float, float]:
         time.sleep(0.05)
 
 
-def build(where: Path, small: bool) -> dict[str, Path]:
+def build(where: Path, small: bool, names: list[str] | None) -> dict[str, Path]:
     """The inputs, built in a child process: a child's peak RSS starts at its parent's (Linux keeps the high-water
     mark across fork and exec), so this process stays small for the children it measures."""
     code = ("import json, sys; from pathlib import Path; from tests.hostile import builders; "
-            f"print(json.dumps({{k: str(v) for k, v in builders.all_inputs(Path({str(where)!r}), small={small}).items()}}))")
+            f"made = builders.all_inputs(Path({str(where)!r}), small={small}, names={names!r}); "
+            "print(json.dumps({k: str(v) for k, v in made.items()}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return {k: Path(v) for k, v in json.loads(out.splitlines()[-1]).items()}
 
@@ -79,14 +80,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="the test suite's sizes")
     ap.add_argument("--work", help="where to build the inputs (default: a temporary dir, removed after)")
-    ap.add_argument("--only", action="append", help="input names to run (default: all)")
+    ap.add_argument("--only", action="append", help="input names to build and run (default: all)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--limit-mb", type=float, default=500)
     args = ap.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-hostile-rss-"))
     try:
         t = time.monotonic()
-        inputs = build(work / "inputs", args.small)
+        inputs = build(work / "inputs", args.small, args.only)
         print(f"inputs built in {time.monotonic() - t:.0f} s under {work}", flush=True)
         print(f"{'input':<22} {'command':<12} {'exit':>5} {'peak RSS MB':>12} {'seconds':>8}")
         bad = 0

@@ -3,16 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .file_kinds import SEGMENT_PARTS, FileKind, PartitionName, classify_name
-from .listing import Entry, list_dir
+from .listing import Entry, Unreadable, as_path, iter_dir
+from .paths import Evidence, EvidencePath
 from .segment import LogSegment
 from .side_files import SideFile, read_side_file
 
 #: offsets in file names are Java longs, KRaft snapshot epochs ints: Kafka cannot parse larger ones
 MAX_OFFSET = 2**63 - 1
 MAX_EPOCH = 2**31 - 1
+#: index files without their segment's .log kept by path (the rest counted): Kafka deletes them at startup, and a
+#: directory (an archive) may hold hundreds of thousands of them
+ORPHANS_KEPT = 10
+INDEX_PARTS = ("offset_index", "time_index", "txn_index")
+
+
+@dataclass
+class OrphanIndexes:
+    """The index files of a partition directory whose segment has no ``.log`` (nor any file of a segment but other
+    indexes): counted, the first :data:`ORPHANS_KEPT` in name order kept, never a segment each."""
+
+    count: int = 0
+    kept: list[tuple[EvidencePath, FileKind]] = field(default_factory=list)  # (path, kind), in name order
+    lowest: int | None = None  # the lowest and highest base offset among them all
+    highest: int | None = None
+
+    def add(self, path: EvidencePath, kind: FileKind) -> None:
+        base = kind.base_offset
+        assert base is not None
+        self.count += 1
+        if len(self.kept) < ORPHANS_KEPT:
+            self.kept.append((path, kind))
+        self.lowest = base if self.lowest is None else min(self.lowest, base)
+        self.highest = base if self.highest is None else max(self.highest, base)
 
 
 @dataclass
@@ -20,18 +44,19 @@ class PartitionLog:
     """One partition directory: every file in it ends up in exactly one field (a name whose offset or epoch
     Kafka cannot parse goes to ``out_of_range``, never read)."""
 
-    path: Any
+    path: EvidencePath
     name: PartitionName
     segments: dict[int, LogSegment] = field(default_factory=dict)
-    producer_snapshots: dict[int, Any] = field(default_factory=dict)
-    kraft_snapshots: list[tuple[Any, FileKind]] = field(default_factory=list)
-    leader_epoch_checkpoint: Any = None
-    partition_metadata: Any = None
-    quorum_state: Any = None
-    leftovers: list[tuple[Any, FileKind]] = field(default_factory=list)
-    unknown: list[Any] = field(default_factory=list)
-    not_regular: list[tuple[Any, str]] = field(default_factory=list)  # (path, what it is): never opened
-    out_of_range: list[tuple[Any, FileKind]] = field(default_factory=list)  # names Kafka cannot parse: not read
+    orphan_indexes: OrphanIndexes = field(default_factory=OrphanIndexes)
+    producer_snapshots: dict[int, EvidencePath] = field(default_factory=dict)
+    kraft_snapshots: list[tuple[EvidencePath, FileKind]] = field(default_factory=list)
+    leader_epoch_checkpoint: EvidencePath | None = None
+    partition_metadata: EvidencePath | None = None
+    quorum_state: EvidencePath | None = None
+    leftovers: list[tuple[EvidencePath, FileKind]] = field(default_factory=list)
+    unknown: list[EvidencePath] = field(default_factory=list)
+    not_regular: list[tuple[EvidencePath, str]] = field(default_factory=list)  # (path, what it is): never opened
+    out_of_range: list[tuple[EvidencePath, FileKind]] = field(default_factory=list)  # names Kafka cannot parse
     unlisted: str | None = None  # why the directory could not be listed (its files are then unknown, not absent)
 
     @property
@@ -53,6 +78,12 @@ class PartitionLog:
     def sorted_segments(self) -> list[LogSegment]:
         return [self.segments[k] for k in sorted(self.segments)]
 
+    def named_offsets(self) -> list[int]:
+        """The base offsets the segment files' names carry, orphan indexes included (the lowest and highest of
+        those), sorted."""
+        o = self.orphan_indexes
+        return sorted({*self.segments, *(x for x in (o.lowest, o.highest) if x is not None)})
+
     def read_leader_epoch_checkpoint(self) -> SideFile | None:
         p = self.leader_epoch_checkpoint
         return None if p is None else read_side_file(p, "leader_epoch_checkpoint")
@@ -69,18 +100,26 @@ class PartitionLog:
         return read_side_file(self.producer_snapshots[offset], "producer_snapshot", base_offset=offset)
 
 
-def open_partition(path: Any, name: PartitionName, unreadable: list) -> PartitionLog:
+def open_partition(path: Evidence, name: PartitionName, unreadable: Unreadable) -> PartitionLog:
     """Classify every entry of a partition directory (only the listing is read)."""
-    pd = PartitionLog(path, name)
+    pd = PartitionLog(as_path(path), name)
     before = len(unreadable)
-    for entry in list_dir(path, unreadable):
-        _place(pd, entry)
+    # the base offsets that have a segment: a .log (even one that cannot be opened) or a leftover of a segment part;
+    # an index of any other offset is an orphan, counted without a segment of its own.  Two passes over the listing,
+    # neither holding it (an archive's directory is listed in name order from its index, a local one is sorted)
+    segments: set[int] = set()
+    for entry in iter_dir(path, []):
+        k = classify_name(entry.name)
+        if k.kind in SEGMENT_PARTS and k.base_offset is not None and (k.kind == "log" or k.leftover):
+            segments.add(k.base_offset)
+    for entry in iter_dir(path, unreadable):
+        _place(pd, entry, segments)
     if len(unreadable) > before:
         pd.unlisted = unreadable[-1][1]
     return pd
 
 
-def _place(pd: PartitionLog, entry: Entry) -> None:
+def _place(pd: PartitionLog, entry: Entry, segments: set[int]) -> None:
     p = entry.path
     if entry.is_dir:
         pd.unknown.append(p)
@@ -97,7 +136,9 @@ def _place(pd: PartitionLog, entry: Entry) -> None:
         if kind.base_offset is not None and kind.kind in SEGMENT_PARTS:
             pd.segments.setdefault(kind.base_offset, LogSegment(kind.base_offset)).leftovers.append((p, kind))
         return
-    if kind.kind in SEGMENT_PARTS and kind.base_offset is not None:
+    if kind.kind in INDEX_PARTS and kind.base_offset is not None and kind.base_offset not in segments:
+        pd.orphan_indexes.add(p, kind)
+    elif kind.kind in SEGMENT_PARTS and kind.base_offset is not None:
         setattr(pd.segments.setdefault(kind.base_offset, LogSegment(kind.base_offset)), kind.kind, p)
     elif kind.kind == "producer_snapshot" and kind.base_offset is not None:
         pd.producer_snapshots[kind.base_offset] = p

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import errors
+from ..checks.files import check_listing
 from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
@@ -22,8 +24,6 @@ from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
 from ..log.sources import LISTED
-from ..checks.files import check_listing
-from .. import errors
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
 
@@ -168,7 +168,8 @@ def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, file
     return ctx
 
 
-def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST, batch_sink: Callable[..., Any] | None = None,
+def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
+                  batch_sink: Callable[..., Any] | None = None,
                   progress: Callable[[int], None] | None = None,
                   on_partition: Callable[[str], None] | None = None) -> ScanReport:
     """Scan the log dirs of one broker (several for JBOD).
@@ -318,8 +319,8 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
     more than one broker (scan one broker at a time; ``replay`` and ``spark``
     take several).
     """
-    from ..log.log_dir import find_log_dirs, looks_like_log_dir
     from ..log.listing import as_path
+    from ..log.log_dir import find_log_dirs, looks_like_log_dir
     from ..log.sources import resolve
 
     out: list[Any] = []

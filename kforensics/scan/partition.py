@@ -32,12 +32,12 @@ from ..epoch.cache import LeaderEpochCache
 from ..epoch.diff import diff_caches
 from ..epoch.rebuild import epoch_transitions, rebuild_from_batches
 from ..epoch.versions import LATEST, KafkaVersion
-from ..findings import FindingLog, Severity, finding
+from ..findings import Finding, FindingLog, Severity, finding
 from ..formats.record_batch import COMPRESSION_MASK, MAGIC
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
 from ..log.file_kinds import classify_name
 from ..log.metadata_log import read_metadata_file
-from ..log.partition import PartitionLog
+from ..log.partition import ORPHANS_KEPT, PartitionLog
 from ..log.segment import LogSegment
 from ..log.sources import NotRegularFile
 from ..recovery.plan import plan_recovery
@@ -237,27 +237,50 @@ def _walk_segments(scan: PartitionScan, pd: PartitionLog, walk: _Walk, ctx: Part
                 if k.kind == "log" and k.base_offset is not None and not k.leftover}
     if unopened:
         scan.complete = False
+    orphans = _orphan_findings(pd)
     for seg in pd.sorted_segments():
+        while orphans and orphans[0][0] < seg.base_offset:
+            log.add(orphans.pop(0)[1])
         if seg.log is None:
             if seg.base_offset in unopened:
                 continue
             for p in (seg.offset_index, seg.time_index, seg.txn_index):
                 if p is not None:
-                    log.add(finding("INDEX_WITHOUT_LOG", "index file whose segment .log is missing; Kafka deletes it "
-                                                         "at startup", file=p, base_offset=seg.base_offset))
+                    log.add(_index_without_log(p, seg.base_offset))
             continue
         _scan_segment(scan, pd, seg, walk, ctx, batch_sink, progress)
+    log.extend(f for _, f in orphans)
+
+
+def _index_without_log(file: Any, base_offset: int) -> Finding:
+    return finding("INDEX_WITHOUT_LOG", "index file whose segment .log is missing; Kafka deletes it at startup",
+                   file=file, base_offset=base_offset)
+
+
+def _orphan_findings(pd: PartitionLog) -> list[tuple[int, Finding]]:
+    """The INDEX_WITHOUT_LOG findings of the partition's orphan indexes, by base offset: one a file up to
+    :data:`~kforensics.log.partition.ORPHANS_KEPT` of them, else one that counts them all with the first as example
+    (a directory of 400 000 orphans is one fact, not 400 000 lines)."""
+    o = pd.orphan_indexes
+    if o.count <= ORPHANS_KEPT:
+        return [(k.base_offset or 0, _index_without_log(p, k.base_offset or 0)) for p, k in o.kept]
+    p, k = o.kept[0]
+    return [(k.base_offset or 0, finding(
+        "INDEX_WITHOUT_LOG", f"{o.count} index files whose segment .log is missing (base offsets {o.lowest} to "
+        f"{o.highest}; this one the first by name); Kafka deletes them at startup", file=p,
+        base_offset=k.base_offset, count=o.count, lowest_base_offset=o.lowest, highest_base_offset=o.highest))]
 
 
 def _log_bounds(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, walk: _Walk, log: FindingLog) -> None:
     """The log's start and end offsets, and what the walk says of the log as a whole (no segment, legacy format)."""
     path = str(pd.path)
-    first_seg = min(pd.segments) if pd.segments else None
+    named = pd.named_offsets()  # orphan indexes' offsets included, as when each was a segment of its own
+    first_seg = named[0] if named else None
     ends = [s.last_offset for s in scan.segments if s.last_offset is not None]
     if ends:
         scan.log_end_offset = max(ends) + 1
     elif first_seg is not None:
-        scan.log_end_offset = max(pd.segments)
+        scan.log_end_offset = named[-1]
     elif pd.producer_snapshots:
         scan.log_end_offset = max(pd.producer_snapshots)
     starts = [x for x in (ctx.log_start_offset, first_seg) if x is not None]

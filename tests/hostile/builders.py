@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kforensics.formats.control import encode_control_key, encode_end_txn_marker  # noqa: F401  (re-exported)
 from kforensics.formats.group_coordinator import encode
-from kforensics.formats.record_batch import RecordData, build_batch, encode_batch, attributes_of
+from kforensics.formats.record_batch import RecordData, attributes_of, build_batch, encode_batch
 from tests.conftest import ROOT
 
 HEALTHY = ROOT / "fixtures" / "brokers" / "healthy"
@@ -155,17 +155,14 @@ def zstd_batch_segment(d: Path, n: int = 30_000_000) -> Path:
     return seg
 
 
-def all_inputs(d: Path, *, small: bool = True) -> dict[str, Path]:
-    """Every hostile input, small (tests) or at the issue's sizes (the RSS script)."""
+def all_inputs(d: Path, *, small: bool = True, names: list[str] | None = None) -> dict[str, Path]:
+    """Every hostile input (or those in ``names``), small (tests) or at the issue's sizes (the RSS script)."""
     d.mkdir(parents=True, exist_ok=True)
-    if small:
-        return {"cut.tgz": cut_archive(d, ".tgz"), "cut.tar": cut_archive(d, ".tar"),
-                "padded-reversed.tgz": padded_reversed_tgz(d, 16 << 20, 5),
-                "many-members.tgz": many_members_tgz(d, 20_000),
-                "groups": consumer_offsets_dir(d, 20_000),
-                "zstd-batch": zstd_batch_segment(d, 50_000)}
-    return {"cut.tgz": cut_archive(d, ".tgz"), "cut.tar": cut_archive(d, ".tar"),
-            "padded-reversed.tgz": padded_reversed_tgz(d),
-            "many-members.tgz": many_members_tgz(d),
-            "groups": consumer_offsets_dir(d),
-            "zstd-batch": zstd_batch_segment(d, int(os.environ.get("KF_ZSTD_RECORDS", 30_000_000)))}
+    zstd = 50_000 if small else int(os.environ.get("KF_ZSTD_RECORDS", 30_000_000))
+    makers = {"cut.tgz": lambda: cut_archive(d, ".tgz"), "cut.tar": lambda: cut_archive(d, ".tar"),
+              "padded-reversed.tgz": (lambda: padded_reversed_tgz(d, 16 << 20, 5)) if small
+              else (lambda: padded_reversed_tgz(d)),
+              "many-members.tgz": lambda: many_members_tgz(d, 20_000 if small else 400_000),
+              "groups": lambda: consumer_offsets_dir(d, 20_000 if small else 1_000_000),
+              "zstd-batch": lambda: zstd_batch_segment(d, zstd)}
+    return {k: make() for k, make in makers.items() if names is None or k in names}
