@@ -11,7 +11,8 @@ of the ``salvage`` process is compared with ``replay`` on the same input
 
     python benchmarks/salvage_rss.py [--records 1000000] [--per-batch 100] [--dir /tmp/kf-salvage-bench]
 
-Prints figures; asserts nothing.
+Prints figures; asserts nothing.  Measured (2026-11, the shared two-core build machine): 1 M lost records, peak
+RSS 194 MiB in 500 s; 20 000 records, 187 MiB (the floor: imports and the replay).
 """
 
 from __future__ import annotations
