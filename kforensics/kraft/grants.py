@@ -51,10 +51,16 @@ def _check(tl: Timeline, topic: str, partition: int, topic_id: str | None, broke
     first, last = entries[0].leader_epoch, entries[-1].leader_epoch
     leaders = {e.leader_epoch: e.leader for e in entries if e.leader_changed or e is entries[0]}
     cp_epochs = [e for e, _ in (checkpoint or [])]
-    for epoch in sorted({e for e in cp_epochs + batch_epochs if e >= 0}):
+    held = sorted({e for e in cp_epochs + batch_epochs if e >= 0})
+    # batches written in an epoch past the last grant, by a broker whose own copy of the metadata log is given: the
+    # copy held the grant (a checkpoint entry alone is weaker: one can be damaged or stale)
+    witnessed = max(batch_epochs, default=-1) > last and not tl.tail_missing and _own_copy(tl, broker_id)
+    if witnessed:
+        out.append(_own_log_lost_tail(tl, max(batch_epochs), last, entries[-1].offset, file, facts))
+    for epoch in held:
         where = ("checkpoint" if epoch in cp_epochs else "") + ("+batches" if epoch in batch_epochs else "")
         reason = None
-        if epoch > last and tl.tail_missing:
+        if epoch > last and (tl.tail_missing or witnessed):
             continue  # granted, perhaps, in the part of the metadata log the copies lost (METADATA_LOG_INCOMPLETE)
         if epoch > last:
             reason = (f"beyond the last epoch the controller granted ({last}, metadata offset {entries[-1].offset}; "
@@ -121,3 +127,25 @@ def _grant_not_seen(broker_id: int, epoch: int, offset: int, top: int, batch_epo
     return finding("GRANT_NOT_SEEN", f"broker {broker_id} was elected leader in epoch {epoch} (metadata offset "
                    f"{offset}) but {held}{why}", severity=Severity.LOW if appended else None, file=file,
                    **{**facts, "epoch": epoch, "checkpoint_last": top, "metadata_offset": offset})
+
+
+def _own_copy(tl: Timeline, broker_id: int | None) -> bool:
+    """Whether the broker's own copy of the metadata log is among the copies the timeline was built from."""
+    return broker_id is not None and tl.quorum is not None and any(c.node_id == broker_id for c in tl.quorum.copies)
+
+
+def _own_log_lost_tail(tl: Timeline, epoch: int, last: int, offset: int, file: str | None,
+                       facts: dict[str, Any]) -> Finding:
+    """METADATA_LOG_INCOMPLETE from a partition's own epochs: a KRaft broker takes its partitions' leader epochs only
+    from the metadata image it replays from its own copy of the metadata log (``BrokerMetadataPublisher.
+    onMetadataUpdate`` -> ``ReplicaManager.applyDelta`` -> ``Partition.makeLeader``/``makeFollower``, 3.8.0), so a
+    replica holding batches of an epoch past the last grant of that copy (and of every other copy given) shows the
+    copy once held the grant and lost it."""
+    return finding("METADATA_LOG_INCOMPLETE", f"broker {facts.get('broker_id')}'s replica holds batches of leader "
+                   f"epoch {epoch}, "
+                   f"past the last epoch the metadata log grants ({last}, metadata offset {offset}); a broker takes "
+                   "its partitions' epochs only from its own copy of the metadata log, which is among those given: the "
+                   f"copy once held the grant and lost it (the metadata given ends at offset {tl.trusted_end}); no "
+                   "EPOCH_NOT_GRANTED is drawn from epochs past it", file=file,
+                   **{**facts, "epoch": epoch, "last_granted": last, "metadata_end": tl.trusted_end,
+                      "witness": "the partition's own leader epochs"})
