@@ -168,3 +168,32 @@ def test_a_copy_from_a_batch_failing_its_crc_is_flagged_and_never_put_back(tmp_p
 
     plan = produce(iter(recs), "localhost:1", tmp_path, topic_map={})
     assert plan.damaged_left_out == 1 and plan.to_send == {"orders-0": len(recs) - 1}
+
+
+def _retry_scenario(tmp_path: Path, producer_id: int) -> Path:
+    """Broker 1 alone appends one record at offset 2; broker 2, elected uncleanly, holds the same record (key, value,
+    producer id, epoch and sequence) at offset 3, as a producer's retry to the new leader lands."""
+    from kforensics.formats.record_batch import RecordData, build_batch
+
+    def batch(offset: int, epoch: int, key: bytes, value: bytes, pid: int, seq: int) -> tuple[int, int, int, bytes]:
+        data = build_batch([RecordData(offset, 1_700_000_000_000 + offset, key, value)], partition_leader_epoch=epoch,
+                           producer_id=pid, producer_epoch=0 if pid >= 0 else -1, base_sequence=seq)
+        return offset, offset, epoch, data
+
+    seq = 5 if producer_id >= 0 else -1
+    sb = ScenarioBuilder(f"retry-{producer_id}", brokers=[1, 2])
+    sb.elect(1, epoch=0).produce(2).replicate(2).isr([1])
+    sb.brokers[1].append(batch(2, 0, b"x", b"retry me", producer_id, seq))
+    sb.high_watermark(1, 3).high_watermark(2, 2)
+    sb.elect(2, epoch=1, record_epoch=True, unclean=True)
+    sb.brokers[2].append(batch(2, 1, b"y", b"another", 9, 0))
+    sb.brokers[2].append(batch(3, 1, b"x", b"retry me", producer_id, seq))
+    sb.then("follow", broker=1)
+    return sb.write(tmp_path / f"sc{producer_id}")
+
+
+def test_an_idempotent_record_the_new_leader_holds_at_another_offset_is_kept_a_plain_one_is_not(tmp_path):
+    recs, summary = salvage_of(_retry_scenario(tmp_path, 7))
+    assert recs == [] and summary.kept_by_leader == 1  # Kafka's duplicate: the same producer epoch and sequence
+    recs, summary = salvage_of(_retry_scenario(tmp_path, -1))
+    assert [(r.offset, r.value) for r in recs] == [(2, b"retry me")] and summary.kept_by_leader == 0
