@@ -50,7 +50,8 @@ from .verdict_rules import worst
 VERDICT_COLORS = {"OK": "#4caf50", "NO_EPOCHS": "#9e9e9e", "DISCARD_UNCOMMITTED": "#ffeb3b",
                   "POSSIBLY_COMMITTED": "#ff9800", "LOST_TO_RECOVERY": "#795548", "LEADER_LACKS_COMMITTED": "#3f51b5",
                   "UNCLEAN_ELECTION": "#9c27b0", "NOT_CONVERGING": "#607d8b", "FORK": "#e91e63",
-                  "LOSS_COMMITTED": "#d32f2f", "LOG_LOAD_FAILS": "#212121", "NOT_JUDGED": "#bdbdbd"}
+                  "LOSS_COMMITTED": "#d32f2f", "LOG_LOAD_FAILS": "#212121", "NOT_JUDGED": "#bdbdbd",
+                  "NO_LEADER": "#00bcd4", "COMMITTED_NOT_HELD": "#880e4f"}
 SEVERITY_COLORS = {"critical": "#b71c1c", "high": "#f44336", "medium": "#ff9800", "low": "#ffeb3b",
                    "info": "#90caf9"}
 assert set(VERDICT_COLORS) == set(VERDICTS), "every verdict has a colour"
@@ -315,7 +316,8 @@ def _draw_rows(ax: Axes, rows: list[tuple[ReplicaOutcome, str, list[EpochRun]]],
             b = max((run.end for run in r.log_before), default=a)
             ax.add_patch(Rectangle((a - 0.5, y - 0.35), b - a + 1, 0.7, facecolor="#eeeeee", edgecolor="#424242",
                                    hatch="xx", linewidth=0.8))
-        role = {"leader": "leader", "offline": "offline", "unknown": "not judged"}.get(r.role, "follower")
+        role = {"leader": "leader", "offline": "offline", "unknown": "not judged",
+                "waiting": "no leader"}.get(r.role, "follower")
         d.labels.append((y, f"broker {r.broker_id} ({role})\n{when.split(':')[0]}"))
         if i + 1 == len(rows) or rows[i + 1][0] is not r:  # the replica's last row
             d.bounds.append((d.ys[(r.broker_id, "as found")] - 0.45, y + 0.45))
@@ -396,11 +398,26 @@ def _set_timeline_axes(ax: Axes, p: PartitionReplay, offsets: tuple[int, int] | 
     ax.set_yticks([t for t, _ in d.labels], [text for _, text in d.labels], fontsize=8)
     ax.set_ylim(d.y - 0.3, -0.8)
     ax.set_xlabel("offset")
-    title = f"{p.topic}-{p.partition}, Kafka {p.kafka_version}: broker {p.leader} leads epoch {p.leader_epoch}"
-    if p.timeline:
-        title += " (the controller's election" + (", unclean)" if any(u["leader_epoch"] == p.leader_epoch
-                                                                      for u in unclean) else ")")
+    title = f"{p.topic}-{p.partition}, Kafka {p.kafka_version}: " + leader_title(p)
+    if any(u["leader_epoch"] == p.leader_epoch for u in unclean):
+        title += ", unclean"
     ax.set_title(title, fontsize=10)
+
+
+#: how the leader was reached, as a plot's title says it
+_HOW_TITLE = {"controller-record": "the controller's record", "predicted": "predicted by the controller's rules",
+              "given": "given", "guessed": "guessed: no metadata log"}
+
+
+def leader_title(p: PartitionReplay) -> str:
+    """``broker 2 leads epoch 7 (predicted by the controller's rules: isr)`` or ``nobody leads (offline)``."""
+    e = p.election
+    if e is not None and e.offline:
+        return f"nobody leads (offline, epoch {p.leader_epoch})"
+    head = f"broker {p.leader} leads epoch {p.leader_epoch}"
+    if e is None:
+        return head
+    return head + f" ({_HOW_TITLE.get(e.how, e.how)}" + (f": {e.rule})" if e.rule else ")")
 
 
 def _draw_worst_strip(ax: Axes, replicas: list[ReplicaOutcome], bounds: list[tuple[float, float]]) -> list[str]:

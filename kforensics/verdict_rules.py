@@ -29,17 +29,21 @@ from .catalogue import CATALOGUE, VERDICTS
 #: verdicts whose offsets are records this replica loses, discards or forks
 LOSS: tuple[str, ...] = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
 #: verdicts whose offsets are records the elected leader lacks (lost to the partition when it has any)
-ELECTION: tuple[str, ...] = ("LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION")
+ELECTION: tuple[str, ...] = ("LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "COMMITTED_NOT_HELD")
 #: verdicts whose offsets hold records the new leader does not serve: consumers and transactions may notice
 IMPACT: tuple[str, ...] = LOSS + ELECTION
 #: verdicts that make ``replay`` exit 1: records that were (or may have been) committed are gone or forked, the
 #: election lost data, or a replica cannot come back
 FAILS_REPLAY: frozenset[str] = frozenset({
     "LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-    "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS",
+    "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS", "COMMITTED_NOT_HELD",
+    # nobody leads: the partition is unavailable until an operator acts (nothing is lost yet)
+    "NO_LEADER",
     # a replica whose evidence could not be read: exit 0 would tell the operator every replica is fine, and
     # exit 2 would throw away the partitions that were judged; 1 says "look at the verdicts"
     "NOT_JUDGED"})
+#: verdicts that make ``replay`` exit 1 although they lose no record: the evidence was not read, or nobody leads
+NO_LOSS_FAILING: frozenset[str] = frozenset({"NOT_JUDGED", "NO_LEADER"})
 #: findings of the consumer and transaction impact that make ``replay`` exit 1: a group was delivered records that
 #: no longer exist, will reset or skip records; a transaction's outcome is lost, or nobody will end it.  (A group
 #: whose consumer detects the truncation, GROUP_TRUNCATION_DETECTED, re-reads: its lost records are
@@ -49,8 +53,8 @@ FAILING_FINDINGS: frozenset[str] = frozenset({
     "TXN_HANGING", "TXN_COORDINATOR_DISAGREES"})
 #: verdicts from harmless to worst
 ORDER: tuple[str, ...] = ("OK", "NO_EPOCHS", "DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NOT_CONVERGING", "NOT_JUDGED", "FORK",
-                          "LOSS_COMMITTED", "LOG_LOAD_FAILS")
+                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NO_LEADER", "NOT_CONVERGING", "NOT_JUDGED",
+                          "FORK", "COMMITTED_NOT_HELD", "LOSS_COMMITTED", "LOG_LOAD_FAILS")
 
 
 class _Verdict(Protocol):
@@ -89,7 +93,8 @@ def worst(codes: Iterable[str]) -> str:
 
 def _check() -> None:
     every = set(VERDICTS)
-    for name, group in (("LOSS", LOSS), ("ELECTION", ELECTION), ("FAILS_REPLAY", FAILS_REPLAY), ("ORDER", ORDER)):
+    for name, group in (("LOSS", LOSS), ("ELECTION", ELECTION), ("FAILS_REPLAY", FAILS_REPLAY), ("ORDER", ORDER),
+                        ("NO_LOSS_FAILING", NO_LOSS_FAILING)):
         unknown = set(group) - every
         if unknown:
             raise AssertionError(f"{name} names codes that are no verdicts: {sorted(unknown)}")

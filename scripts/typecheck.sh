@@ -12,8 +12,14 @@ TYPED=(
   kforensics/kraft/election.py kforensics/kraft/cluster_state.py kforensics/kraft/quorum.py
   kforensics/kraft/metadata_log_copies.py kforensics/kraft/timeline_model.py kforensics/kraft/timeline.py
   kforensics/kraft/timeline_registrations.py kforensics/kraft/timeline_snapshots.py kforensics/kraft/timeline_replay.py
-  kforensics/kraft/metadata_log_records.py kforensics/kraft/grants.py
+  kforensics/kraft/metadata_log_records.py kforensics/kraft/grants.py kforensics/kraft/controller_choice.py
+  kforensics/replay/leadership.py
   kforensics/salvage kforensics/payloads
+  kforensics/scan kforensics/consumers kforensics/log/paths.py kforensics/log/partition.py kforensics/log/listing.py
+  kforensics/log/archive_spool.py kforensics/log/arrow_path.py kforensics/log/batch_table.py kforensics/log/file_hash.py
+  kforensics/log/file_kinds.py kforensics/log/log_dir.py kforensics/log/log_entry.py kforensics/log/metadata_log.py
+  kforensics/log/read_window.py kforensics/log/record_offsets.py kforensics/log/record_types.py
+  kforensics/log/records.py kforensics/log/side_files.py kforensics/log/segment_reader.py
 )
 .venv/bin/ruff check --output-format concise "${TYPED[@]}"
 # errors are reported for these files only; the modules they import are read, not judged

@@ -16,6 +16,7 @@ from .options import (
     min_severity_option,
 )
 from .replay_inputs import replay_input_options, resolve_replay_inputs
+from .restart_options import alive_option
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
 @click.option("--topic", help="Only this topic.")
 @click.option("--partition", type=int, help="Only this partition.")
 @kafka_version_option("Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
-@click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else highest latest "
-                                         "epoch, then longest log).")
+@click.option("--leader", type=int, help="Broker to elect (default: the one the controller will choose, from its "
+                                         "metadata log; without one, guessed: highest latest epoch, then longest "
+                                         "log).")
+@alive_option
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
 @click.option("--digests", is_flag=True,
               help="List key/value SHA-256 of every lost or forked record (reads them back).")
@@ -41,7 +44,8 @@ if TYPE_CHECKING:
                    "medium are counted per code).")
 @min_severity_option()
 def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, topic: str | None,
-           partition: int | None, kafka_version: KafkaVersion, leader: int | None, what_if: bool, digests: bool,
+           partition: int | None, kafka_version: KafkaVersion, leader: int | None, alive: tuple[int, ...] | None,
+           what_if: bool, digests: bool,
            metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
@@ -66,7 +70,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     # the library's refusals (InputError, UsageError) are exit 2 with their sentence; anything else is a bug
     report = replay_all(inputs.brokers, kafka_version=kafka_version, topic=topic, partition=partition,
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
-                        metadata=inputs.metadata)
+                        metadata=inputs.metadata, alive=alive)
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

@@ -16,7 +16,7 @@ from ..findings import Finding
 from ..replay.engine import PartitionReplay
 from ..replay.report import ReplayReport
 from ..severity import Severity
-from ..verdict_rules import FAILING_FINDINGS, IMPACT, fails_replay, verdict_codes, worst
+from ..verdict_rules import FAILING_FINDINGS, IMPACT, NO_LOSS_FAILING, fails_replay, verdict_codes, worst
 from .common import LISTED_BY_DEFAULT, by_listing, counted_lines, finding_line, number_ranges, plural, printable
 
 
@@ -45,12 +45,30 @@ def _compare(p: PartitionReplay) -> list[str]:
     return out
 
 
+def leader_text(p: PartitionReplay) -> str:
+    """``leader 2 (epoch 7, predicted: isr)``, ``no leader (offline, epoch 7)``: the leader and how it was reached."""
+    e = p.election
+    epoch = f"epoch {p.leader_epoch}" if p.leader_epoch >= 0 else "epoch unknown"
+    if e is None:
+        return f"leader {p.leader} ({epoch})"
+    if e.offline:
+        return f"no leader (offline, {epoch})"
+    how = e.how + (f": {e.rule}" if e.rule else "")
+    return f"leader {p.leader} ({epoch}, {how})"
+
+
 def render_partition(p: PartitionReplay, out: TextIO, *, digests: bool = False,
                      threshold: Severity = Severity.INFO) -> None:
     """One partition in detail; its findings at or above ``threshold`` (the rest are counted at the end)."""
     w = out.write
-    w(f"\n{printable(p.topic)}-{p.partition}: leader {p.leader} (epoch {p.leader_epoch}), committed bound "
-      f"{p.committed_bound}\n")
+    w(f"\n{printable(p.topic)}-{p.partition}: {leader_text(p)}, committed bound {p.committed_bound}\n")
+    if p.election is not None and p.election.how not in ("given",):
+        w(f"  leader: {printable(p.election.detail)}\n")
+        others = [b for b in p.election.alternatives if b >= 0]
+        if others:
+            w(f"  another return order elects broker(s) {', '.join(map(str, others))} instead\n")
+        if len(others) < len(p.election.alternatives):
+            w("  another return order leaves it without a leader\n")
     for line in _compare(p):
         w(line + "\n")
     for r in p.replicas:
@@ -217,7 +235,15 @@ def answer_line(report: ReplayReport, impact: Any = None) -> str:
     if unread:
         parts.append(f"unknown for {plural(len(unread), 'partition')}, evidence not read: "
                      + ", ".join(f"{printable(p.topic)}-{p.partition}" for p in unread[:4]))
-    failing = [p for p in failing if fails_replay(verdict_codes(p) - {"NOT_JUDGED"})]
+    # the controller elects nobody (NO_LEADER): unavailable, not a loss
+    leaderless = [p for p in failing if p.leader < 0 and p.election is not None and p.election.offline]
+    if leaderless:
+        one = len(leaderless) == 1
+        parts.append(f"{plural(len(leaderless), 'partition')} {'has' if one else 'have'} no eligible leader and "
+                     f"{'stays' if one else 'stay'} offline: "
+                     + ", ".join(f"{printable(p.topic)}-{p.partition}" for p in leaderless[:4])
+                     + (f", … ({len(leaderless) - 4} more)" if len(leaderless) > 4 else ""))
+    failing = [p for p in failing if fails_replay(verdict_codes(p) - NO_LOSS_FAILING)]
     if failing:
         names = [f"{printable(p.topic)}-{p.partition} ({worst(verdict_codes(p))})" for p in failing]
         shown = ", ".join(names[:4]) + (f", … ({len(names) - 4} more)" if len(names) > 4 else "")
@@ -227,6 +253,26 @@ def answer_line(report: ReplayReport, impact: Any = None) -> str:
         hit_codes = ", ".join(sorted({f.code for f in impact_hits}))
         parts.append(f"{plural(len(impact_hits), 'finding')} on consumer groups and transactions ({hit_codes})")
     return "answer: " + "; ".join(parts)
+
+
+_HOW_TEXT = {"controller-record": "as the controller's record names", "predicted": "predicted by the controller's "
+             "rules", "offline": "offline (nobody eligible)", "given": "given (--leader or the scenario's events)", "guessed": "guessed (no metadata log: "
+             "highest epoch, then longest log)"}
+
+
+def leaders_line(partitions: list[PartitionReplay]) -> str:
+    """How each partition's leader was reached, counted: ``leaders: 40 as the controller's record names, 3
+    predicted ... (brokers coming back: 1, 2, 3, every broker given)``."""
+    hows = Counter(p.election.how for p in partitions if p.election is not None)
+    if not hows:
+        return ""
+    text = ", ".join(f"{n} {_HOW_TEXT.get(h, h)}" for h, n in sorted(hows.items(), key=lambda kv: -kv[1]))
+    shown = next((p.election for p in partitions if p.election is not None
+                  and p.election.how in ("controller-record", "predicted", "offline")), None)
+    if shown is not None:
+        back = ", ".join(map(str, shown.returning))
+        text += f" (brokers coming back: {back}; {'--alive' if shown.returning_given else 'every broker given'})"
+    return f"leaders: {text}"
 
 
 def _counted_partitions(report: ReplayReport) -> str:
@@ -251,6 +297,9 @@ def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = Fal
     out.write(answer_line(report, impact) + "\n")
     out.write(f"replay with Kafka {report.kafka_version} rules, {plural(len(report.partitions), 'partition')} on "
               f"{plural(len(report.brokers), 'broker')}\n")
+    leaders = leaders_line(report.partitions)
+    if leaders:
+        out.write(leaders + "\n")
     counted: list[Finding] = []
     listed, below = by_listing(report.findings, threshold)
     counted += below

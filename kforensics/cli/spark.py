@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .options import fail_on_option, format_option, kafka_version_option, metadata_option
+from .restart_options import alive_option
 
 if TYPE_CHECKING:  # the job's modules and Spark are imported only when the command runs
     from pyspark.sql import SparkSession
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
                  "(repeatable); those among the snapshots are found automatically.  Its cluster is the one "
                  "meta.properties beside it names, else the snapshots' when they are of one cluster; or say it "
                  "with CLUSTER=PATH.", metavar="[CLUSTER=]PATH", local_only=False)
+@alive_option
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
 @format_option("The summary on stdout: a table per cluster and a summary line, or one JSON document.")
 @click.option("--tables", "tables", metavar="NAME[,NAME...]",
@@ -44,8 +46,8 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
 @fail_on_option("Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
                 "unreadable snapshot always does).")
 def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
-          kafka_version: KafkaVersion, metadata: tuple[str, ...], overwrite: bool, fmt: str, tables: str | None,
-          fail_on: Severity) -> None:
+          kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None, overwrite: bool,
+          fmt: str, tables: str | None, fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
     Each SNAPSHOT is a broker log dir (or a dir holding one broker's log
@@ -99,7 +101,7 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
-                         tables=chosen_tables)
+                         tables=chosen_tables, alive=alive)
     summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document

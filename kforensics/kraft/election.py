@@ -266,7 +266,9 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
         for b in returning:
             reg = _unfence(reg, rules, b, live, apply)
     how_final = state["how"]
-    unclean = how_final in ("unclean", "last-known-elr")
+    # an unclean election on the way (a last known leader elected, then fenced and elected again from the ELR)
+    # leaves the partition RECOVERING: what it lost then is lost whatever rule elects the final leader
+    unclean = reg.leader != NO_LEADER and any(s.how in ("unclean", "last-known-elr") for s in steps)
     return Choice(reg.leader, reg.leader_epoch, how_final if reg.leader != NO_LEADER else "offline", unclean,
                   reg, tuple(steps), tuple(returning))
 

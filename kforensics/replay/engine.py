@@ -27,6 +27,7 @@ import numpy as np
 
 from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, finding
+from ..kraft.controller_choice import LeaderElection
 from .divergence import Divergence, compared_from, divergence
 from .replica import FETCHED, BatchLog, Prefix, Replica, first_difference
 from .restart import Restarted, restart
@@ -99,6 +100,7 @@ class PartitionReplay:
     timeline: list[Any] | None = None  # the controller's record of this partition, when a metadata log was read
     what_if: list[WhatIf] | None = None
     least_loss_leader: int | None = None
+    election: LeaderElection | None = None  # who leads and how that was decided (set by the group replay)
 
     def verdict_codes(self) -> dict[int, list[str]]:
         return {r.broker_id: [v.code for v in r.verdicts] for r in self.replicas}
@@ -164,13 +166,19 @@ def replay_partition(
     kafka_version: KafkaVersion = LATEST,
     leader: int | None = None,
     events: list[dict[str, Any]] | None = None,
+    no_leader: int | None = None,
 ) -> PartitionReplay:
-    """Replay one partition from the brokers' restart on, and judge every replica."""
+    """Replay one partition from the brokers' restart on, and judge every replica.
+
+    ``no_leader`` (the epoch the controller leaves the partition in): nobody is elected, so no follower
+    truncates; each replica is judged on what its own restart does (see :func:`_without_leader`)."""
     mode = kafka_version
     by_id = {r.broker_id: r for r in replicas}
     loaded = {r.broker_id: restart(r, mode) for r in replicas}
     # replicas that take no part: their broker cannot load the log, or their evidence could not be read
     offline = {b for b, rs in loaded.items() if rs.load_fails or rs.unjudged}
+    if no_leader is not None:
+        return _without_leader(topic, partition, replicas, loaded, offline, mode, no_leader)
     if leader is None:
         leader = next((e["leader"] for e in reversed(events or []) if e.get("op") == "elect"), None)
     if leader is None or leader in offline:
@@ -200,11 +208,68 @@ def replay_partition(
     outcomes[current].role = "leader"
     findings = run.findings + _judge_replicas(states, outcomes, by_id, loaded, offline, current, bound, mode,
                                               run.elections)
+    _add_not_held(outcomes[current], replicas, loaded, states[current].leo, bound)
     return PartitionReplay(
         topic, partition, mode, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence([r for r in replicas if not loaded[r.broker_id].unjudged]),
         events, findings,
     )
+
+
+def _without_leader(topic: str, partition: int, replicas: list[Replica], loaded: dict[int, Restarted],
+                    offline: set[int], mode: KafkaVersion, epoch: int) -> PartitionReplay:
+    """The controller elects nobody: each replica loads its log (recovery cuts what it cuts) and waits; nothing
+    is served and no follower truncates until a replica becomes eligible (it returns, or unclean election is
+    enabled).  Every replica that loads gets ``NO_LEADER`` besides what its own recovery costs."""
+    outcomes = []
+    bound = max((r.high_watermark or 0 for r in replicas), default=0)
+    for r in replicas:
+        rs = loaded[r.broker_id]
+        st = ReplicaState(r, rs.log, rs.cache, rs.high_watermark,
+                          rs.log_end_offset if rs.log_end_offset is not None else r.log_start, mode,
+                          rs.read_fails_from)
+        out = ReplicaOutcome(r.broker_id, _role(rs) if r.broker_id in offline else "waiting", r.log_end_offset,
+                             r.log_end_offset if r.broker_id in offline else st.leo, r.high_watermark,
+                             st.cache.entries, None if r.broker_id in offline else st.leo, notes=list(rs.notes))
+        out.log_before = epoch_runs(r.log, r.prefix)
+        out.log_after = epoch_runs(r.log if r.broker_id in offline else st.log, r.prefix)
+        if rs.unjudged:
+            out.verdicts = [Verdict("NOT_JUDGED", cause="evidence", detail=rs.notes[0])]
+        elif r.broker_id in offline:
+            out.verdicts = [Verdict("LOG_LOAD_FAILS", cause="restart", detail=rs.notes[0])]
+        else:
+            out.verdicts = _recovery_verdicts(st, rs, out.notes) + [Verdict(
+                "NO_LEADER", cause="election", facts={"leader_epoch": epoch},
+                detail="the controller elects no leader (no eligible replica): the partition is offline; this "
+                       "replica keeps its log until a leader is elected")]
+        outcomes.append(out)
+    waiting = [o for o in outcomes if o.role == "waiting"]
+    if waiting:
+        keeper = max(waiting, key=lambda o: (o.log_end_offset_after, -o.broker_id))
+        _add_not_held(keeper, replicas, loaded, keeper.log_end_offset_after, bound)
+    return PartitionReplay(topic, partition, mode, -1, epoch, bound, sorted(outcomes, key=lambda o: o.broker_id),
+                           divergence([r for r in replicas if not loaded[r.broker_id].unjudged]), [], [])
+
+
+def _add_not_held(out: ReplicaOutcome, replicas: list[Replica], loaded: dict[int, Restarted], serves_to: int,
+                  bound: int) -> None:
+    """``COMMITTED_NOT_HELD`` on the replica that serves the partition: offsets below the committed bound that no
+    replica holds on disk (nor fetches), so no verdict about a replica's records can count them (scan's
+    HW_ABOVE_LEO seen from the partition)."""
+    read = [r for r in replicas if not loaded[r.broker_id].unjudged]
+    if not read or len(read) < len(replicas):
+        return  # a replica not read may hold them: unknown, and its NOT_JUDGED says so
+    held = max(r.log_end_offset for r in read)
+    start = max(held, serves_to)
+    if start >= bound:
+        return
+    who = ", ".join(f"{r.broker_id} ({r.high_watermark})" for r in read if (r.high_watermark or 0) > start)
+    v = Verdict("COMMITTED_NOT_HELD", [(start, bound - 1)], records=bound - start, cause="before the evidence",
+                detail=f"offsets {start} to {bound - 1} are below the high watermark checkpointed by broker(s) {who} "
+                       f"but no replica's log reaches them (the longest ends at {held}): committed, then lost "
+                       "before the evidence was taken",
+                facts={"first_offset": start, "committed_bound": bound, "longest_log_end": held})
+    out.verdicts = [x for x in out.verdicts if x.code != "OK"] + [v]
 
 
 def _role(rs: Restarted) -> str:

@@ -1,10 +1,11 @@
 """One partition group's replay, the same for ``kforensics replay`` and the Spark job.
 
 A group is the replicas of one partition across brokers.  With the
-controller's record (a KRaft timeline) the leader and its epoch are the
-controller's, an election the record shows as unclean is reported as one,
-and every replica's epochs are checked against the controller's grants.
-Without it the default election stands and no election is called unclean.
+controller's record (a KRaft timeline) the leader is the one the controller
+will choose when the brokers come back (:mod:`.leadership`: its record, or
+its rules applied to the record, or nobody), an election the record shows as
+unclean is reported as one, and every replica's epochs are checked against
+the controller's grants.  Without it the leader is guessed, and said to be.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Any, Callable
 
 from ..findings import Finding, finding
 from ..epoch.versions import LATEST, KafkaVersion
+from ..kraft.controller_choice import RestartEvidence
 from .engine import PartitionReplay, WhatIf, replay_partition
+from .leadership import leadership, settled
 from .replica import NeedRows, Replica
 from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
 
@@ -28,35 +31,6 @@ def lost_records(p: PartitionReplay) -> dict[str, int]:
         for v in r.verdicts:
             if v.code in out:
                 out[v.code] += v.records
-    return out
-
-
-def _evidence(e) -> str:
-    return (f"the controller's record (metadata offset {e.offset}) elects broker {e.leader} in epoch "
-            f"{e.leader_epoch} outside the previous ISR" + (" (leader recovery state RECOVERING)"
-                                                             if e.leader_recovery_state == 1 else ""))
-
-
-def election_events(entries: list[Any], ids: list[int]) -> list[dict[str, Any]] | None:
-    """The controller's last election as replay events (None when the record names no replica here)."""
-    elected = [e for e in entries if e.leader_changed or e is entries[0]]
-    if not elected or elected[-1].leader not in ids:
-        return None
-    last = elected[-1]
-    ev: dict[str, Any] = {"op": "elect", "leader": last.leader, "epoch": last.leader_epoch}
-    if last.unclean:
-        ev.update(unclean=True, evidence=_evidence(last))
-    return [ev] + [{"op": "follow", "broker": b} for b in sorted(ids) if b != last.leader]
-
-
-def with_evidence(events: list[dict[str, Any]], entries: list[Any]) -> list[dict[str, Any]]:
-    """Events whose elections the controller's record shows carry its word on whether they were unclean."""
-    unclean = {(e.leader, e.leader_epoch): e for e in entries if e.leader_changed and e.unclean}
-    out = []
-    for ev in events:
-        e = unclean.get((ev.get("leader"), ev.get("epoch"))) if ev.get("op") == "elect" else None
-        out.append({**ev, "unclean": True, "evidence": _evidence(e)} if e is not None and "unclean" not in ev
-                   else ev)
     return out
 
 
@@ -93,7 +67,8 @@ def _replay(replicas: list[Replica], reload: Reload, **kw) -> tuple[PartitionRep
 def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: KafkaVersion = LATEST,
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
                  what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None,
-                 summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None) -> PartitionReplay:
+                 summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None,
+                 restart: RestartEvidence | None = None) -> PartitionReplay:
     """Replay one partition group, with the controller's record when there is one.
 
     The replay works on the batches from where the replicas' summaries say
@@ -102,18 +77,19 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     a caller that loaded only a window passes ``reload(offset)``, which
     returns the group windowed lower.  ``digests(replica, batches)`` reads
     back the records of each verdict's batches (the CLI's ``--digests``).
+    ``restart``: the cluster state, the brokers that come back and their
+    shutdowns, for the controller's choice of leader (see :mod:`.leadership`).
     """
     ids = [r.broker_id for r in replicas]
     topic_id = next((r.topic_id for r in replicas if r.topic_id), None)
     entries = timeline.entries(topic, partition, topic_id) if timeline is not None else []
-    if entries:
-        if events is None and leader is None:
-            events = election_events(entries, ids)
-        elif events is not None:
-            events = with_evidence(events, entries)
+    given = leader is not None or events is not None
+    chosen = leadership(topic, replicas, entries, leader=leader, events=events, restart=restart)
+    events = chosen.events
     work, reload = _windows(replicas, kafka_version, summaries, reload)
     rp, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
-                       events=events)
+                       events=events, no_leader=chosen.no_leader_epoch)
+    rp.election = settled(chosen, rp, given=given)
     if entries:
         rp.findings += controller_checks(timeline, topic, partition, replicas, entries)
         rp.timeline = entries

@@ -11,7 +11,8 @@ from ..findings import Finding
 from .engine import PartitionReplay
 from .group import lost_records, replay_group
 from .not_replayed import not_replayed_findings
-from .inputs import batch_digests, load_replicas
+from ..kraft.controller_choice import RestartEvidence, marker_epochs
+from .inputs import LoadedBrokers, batch_digests, load_replicas
 
 
 @dataclass
@@ -48,8 +49,8 @@ class ReplayReport:
         return self._timeline
 
 
-def _timeline(loaded, metadata):
-    """The election timeline when a KRaft metadata log is among the inputs, else None."""
+def _metadata_inputs(loaded: LoadedBrokers, metadata: list[Any] | None) -> list[Any]:
+    """The KRaft metadata logs among the inputs: those named, then the log dirs holding one."""
     from ..log.log_dir import open_log_dir
 
     inputs = list(metadata or [])
@@ -58,17 +59,27 @@ def _timeline(loaded, metadata):
             ld = open_log_dir(d)
             if any(pd.is_metadata_log for pd in ld.partitions):
                 inputs.append(ld)
-    if not inputs:
-        return None
-    from ..kraft.timeline import build_timeline
+    return inputs
 
-    return build_timeline(inputs)
+
+def restart_evidence(loaded: LoadedBrokers, inputs: list[Any], kafka_version: KafkaVersion,
+                     alive: tuple[int, ...] | None) -> RestartEvidence:
+    """What the controller's choice at the restart reads: the cluster state of the metadata log, the brokers
+    given, those that come back (``alive``, else every broker given) and their clean-shutdown markers."""
+    from ..kraft.cluster_state import read_cluster_state
+
+    ids = tuple(b for b in loaded.broker_ids if b is not None)
+    return RestartEvidence(read_cluster_state(inputs), ids, alive,
+                           {b: marker_epochs(dirs) for b, dirs in zip(loaded.broker_ids, loaded.log_dirs)
+                            if b is not None}, kafka_version.release)
 
 
 def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
-               digests: bool = False, metadata: list[Any] | None = None) -> ReplayReport:
-    """Replay every partition found on the brokers (filtered)."""
+               digests: bool = False, metadata: list[Any] | None = None,
+               alive: tuple[int, ...] | None = None) -> ReplayReport:
+    """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
+    controller elects (default: every broker given); the others rejoin later as followers."""
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
@@ -77,7 +88,14 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
         raise InputError(f"no partition {partition}" + (f" of topic {topic!r}" if topic else "") + " on these brokers")
     if leader is not None and leader not in loaded.broker_ids:
         raise UsageError(f"--leader {leader} is not one of the brokers given ({', '.join(map(str, loaded.broker_ids))})")
-    tl = _timeline(loaded, metadata)
+    inputs = _metadata_inputs(loaded, metadata)
+    tl = None
+    restart = None
+    if inputs:
+        from ..kraft.timeline import build_timeline
+
+        tl = build_timeline(inputs)
+        restart = restart_evidence(loaded, inputs, kafka_version, alive)
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],
@@ -90,7 +108,7 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
         report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
                                               events=events, timeline=tl, what_if=what_if,
                                               digests=batch_digests if digests else None,
-                                              summaries=loaded.summaries.get((t, p))))
+                                              summaries=loaded.summaries.get((t, p)), restart=restart))
     report.findings += not_replayed_findings([o for o in loaded.left_out if topic is None or o.topic == topic])
     report.findings += archive_findings(loaded, metadata or [])
     return report

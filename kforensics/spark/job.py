@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..epoch.versions import LATEST, KafkaVersion, parse_kafka_version
 from ..findings import Finding
+from ..kraft.controller_choice import RestartEvidence
 from . import table_files
 from .broker_checks import broker_checks
 from .impact import committed_offsets, transaction_state_copies
@@ -41,6 +42,7 @@ from .output import MetadataInputs, check_output
 from .plan import Plan, build_timelines, metadata_by_cluster, plan, write_timeline_findings
 from .publish import Staging, complete, publish, staged
 from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
+from .restart import restart_evidence
 from .scan_task import scan_tasks
 from .schemas import (COLLECTED, GROUP_SCHEMA, KEYS, REPLAY_INPUT, STATUS_SCHEMA, TASK_COLUMNS, TASK_SCHEMA,
                       WORK_BATCHES, parse_tables)
@@ -68,6 +70,7 @@ class JobOptions:
     manifest: str | None = None
     events: dict[GroupKey, list[dict[str, object]]] | None = None
     tables: tuple[str, ...] | str | None = None
+    alive: tuple[int, ...] | None = None  # brokers that come back before the controller elects (None: every one)
 
     def __post_init__(self) -> None:
         # parsed once: a caller of the library may give the version and the tables as text
@@ -82,6 +85,7 @@ class _Driver:
     plan: Plan
     timelines: dict[str | None, Timeline] = field(default_factory=dict)
     timeline_findings: dict[str | None, list[Finding]] = field(default_factory=dict)
+    restart: dict[str | None, RestartEvidence] = field(default_factory=dict)
     cleanup: list = field(default_factory=list)  # broadcasts and persisted frames to release at the end
 
 
@@ -89,7 +93,9 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     planned = plan(located, st.path, st.filesystem)
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
-    return _Driver(planned, timelines, found)
+    assert isinstance(options.kafka_version, KafkaVersion)
+    restart = restart_evidence(planned, explicit, options.kafka_version, options.alive, list(timelines))
+    return _Driver(planned, timelines, found, restart)
 
 
 def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Staging) -> tuple[DataFrame | None,
@@ -162,7 +168,7 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         shared = Shared(options.kafka_version, d.timelines, {c: cc.commits for c, cc in commits.items()},
                         transaction_state_copies(d.plan), checks.reported,
                         {sid: str(info["spec"]) for sid, info in d.plan.snapshots.items()}, raw_names(d.plan),
-                        dict(options.events or {}))
+                        dict(options.events or {}), d.restart)
         o.groups = _replay_stage(spark, d, scanned, o.statuses, shared, options, st)
         o.timings["replay_s"] = time.perf_counter() - t
     finally:

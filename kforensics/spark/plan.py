@@ -22,6 +22,7 @@ import pyarrow as pa
 from ..errors import InputError
 from ..findings import Finding, FindingLog, finding
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
+from ..kraft.controller_choice import marker_epochs
 from ..log.partition import PartitionLog
 from ..log.sources import ArrowPath, TarArchive, TarPath
 from ..scan.broker import LogDirPlan, finding_key, plan_log_dir
@@ -66,6 +67,8 @@ class Plan:
     reported: dict[str, set[tuple]] = field(default_factory=dict)
     #: per snapshot id: the findings the driver found about it (archive, log dirs, root files)
     findings: dict[str, list[Finding]] = field(default_factory=dict)
+    #: per snapshot id: the broker epochs its clean-shutdown markers name (the controller's choice reads them)
+    shutdown_epochs: dict[str, frozenset[int]] = field(default_factory=dict)
 
 
 def plan(snapshots: list[Snapshot] | list[Located], staging: str, filesystem: FileSystem = None) -> Plan:
@@ -117,6 +120,7 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
     for name, make in REPORT_TABLES.items():
         table_files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
     tasks, has_txn_state = _tasks(loc, plans, context, out)
+    out.shutdown_epochs[snap.snapshot_id] = marker_epochs(p.log_dir for p in plans)
     suffixed = any(pd_.name.suffix in ("delete", "stray") for p in plans for pd_, _ in p.partitions)
     out.snapshots[snap.snapshot_id] = {
         "spec": snap.spec, "log_dirs": [to_hex(relative(loc.root, p.log_dir.path)) for p in plans],

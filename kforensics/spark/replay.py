@@ -36,6 +36,7 @@ from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.sources import split_uri
 from ..replay.engine import PartitionReplay
+from ..kraft.controller_choice import RestartEvidence
 from ..replay.group import replay_group
 from ..replay.not_replayed import LeftOut, not_replayed_findings
 from ..replay.replica import Replica
@@ -71,7 +72,8 @@ class Shared:
     """What every replay task reads (broadcast once): per cluster its KRaft timeline, its committed offsets by
     (topic, partition), its ``__transaction_state`` copies and the keys of the findings its scan stage reported;
     the snapshots' specs and the raw names of dirs whose names are not UTF-8 (see :func:`raw_names`); the events
-    to replay per group (a hypothesis: what happens next, as ``kforensics replay --scenario`` replays them)."""
+    to replay per group (a hypothesis: what happens next, as ``kforensics replay --scenario`` replays them); per
+    cluster what the controller's choice of leader reads (:mod:`.restart`)."""
 
     kafka_version: KafkaVersion = LATEST
     timelines: dict[str | None, Timeline] = field(default_factory=dict)
@@ -81,6 +83,7 @@ class Shared:
     specs: dict[str, str] | None = None
     raw_names: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     events: dict[GroupKey, list[dict[str, object]]] = field(default_factory=dict)
+    restart: dict[str | None, RestartEvidence] = field(default_factory=dict)
 
     @classmethod
     def of(cls, value: object) -> Shared:
@@ -161,7 +164,8 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
     paths = {partition_path(SimpleNamespace(**r)): r["snapshot_id"] for r in rows}
     snapshots = {rep.broker_id: paths.get(rep.source) for rep in replicas}
     rp = replay_group(topic, partition, replicas, kafka_version=shared.kafka_version,
-                      timeline=shared.timelines.get(cluster), events=shared.events.get(key), reload=reload)
+                      timeline=shared.timelines.get(cluster), events=shared.events.get(key), reload=reload,
+                      restart=shared.restart.get(cluster))
     affected = affects_consumers(rp)
     logs = _logs(key, rows, replicas, shared) if affected and shared.specs is not None else None
     impact = partition_replay_impact(rp, shared.commits.get(cluster, {}).get((topic, partition)), logs,

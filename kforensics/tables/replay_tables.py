@@ -33,6 +33,7 @@ PARTITION_COLUMNS = ["cluster", "topic", "partition", "broker_id", "snapshot_id"
 def verdict_rows(rp: PartitionReplay, cluster: str | None,
                  snapshots: dict[int, str] | None = None) -> list[dict[str, Any]]:
     rows = []
+    how = rp.election.how + (f":{rp.election.rule}" if rp.election.rule else "") if rp.election is not None else None
     for out in rp.replicas:
         reasoning = json.dumps([line for d in out.decisions for line in d.reasoning])
         for v in out.verdicts:
@@ -40,7 +41,7 @@ def verdict_rows(rp: PartitionReplay, cluster: str | None,
                 "cluster": cluster, "topic": rp.topic, "partition": rp.partition, "broker_id": out.broker_id,
                 "snapshot_id": (snapshots or {}).get(out.broker_id), "role": out.role,
                 "kafka_version": str(rp.kafka_version), "leader": rp.leader, "leader_epoch": rp.leader_epoch,
-                "committed_bound": rp.committed_bound, "verdict": v.code, "cause": v.cause,
+                "leader_how": how, "committed_bound": rp.committed_bound, "verdict": v.code, "cause": v.cause,
                 "offsets": json.dumps(v.offsets), "records": v.records, "bytes": v.bytes,
                 "producer_ids": v.producer_ids, "detail": v.detail,
                 "log_end_offset_before": out.log_end_offset_before, "log_end_offset_after": out.log_end_offset_after,

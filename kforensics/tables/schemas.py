@@ -56,7 +56,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "verdicts": pa.schema([
         ("cluster", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("broker_id", pa.int32()),
         ("snapshot_id", pa.string()), ("role", pa.string()), ("kafka_version", pa.string()), ("leader", pa.int32()),
-        ("leader_epoch", pa.int32()), ("committed_bound", pa.int64()), ("verdict", pa.string()),
+        ("leader_epoch", pa.int32()), ("leader_how", pa.string()), ("committed_bound", pa.int64()),
+        ("verdict", pa.string()),
         ("cause", pa.string()), ("offsets", pa.string()), ("records", pa.int64()), ("bytes", pa.int64()),
         ("producer_ids", pa.list_(pa.int64())), ("detail", pa.string()), ("log_end_offset_before", pa.int64()),
         ("log_end_offset_after", pa.int64()), ("reasoning", pa.string()), ("facts", pa.string()),
@@ -112,7 +113,8 @@ DESCRIPTIONS = {
     "files": "every file read, with its size and SHA-256 (chain of custody).",
     "checkpoints": "every entry of the log dirs' root offset checkpoints (HW, recovery point, log start, cleaner).",
     "verdicts": "one row per replica and verdict of the replay; `facts` holds the verdict's code-specific facts "
-                "(JSON), e.g. the repeating rounds of NOT_CONVERGING.",
+                "(JSON), e.g. the repeating rounds of NOT_CONVERGING; `leader_how` says how the leader was reached "
+                "(`controller-record`, `predicted:<rule>`, `offline`, `given` or `guessed`; leader -1: nobody leads).",
     "divergence": "one row per pair of replicas: where they first differ, and an agreement map (JSON).",
     "transactions": "one row per transaction seen on a partition's log: `kind` open (no marker up to the log end; "
                     "`hanging`, `age_ms`, the coordinator's state), committed or aborted (its marker: epoch, "

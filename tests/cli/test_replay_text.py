@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from tests.conftest import REALDATA, ROOT, need_shared
 from kforensics.cli import main
+from tests.conftest import REALDATA, ROOT, need_shared
 
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 HIAGE = REALDATA / "hiage__kafka-raft__c5f680e" / "data"
@@ -22,9 +22,11 @@ def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
     brokers = [HIAGE / f"kafka{i}" for i in (1, 2, 3)]
     r = run("replay", *brokers)
     assert r.exit_code == 0, r.output
-    assert r.stdout.splitlines()[:7] == [
+    assert r.stdout.splitlines()[:8] == [
         "answer: nothing lost: 60 partitions, 80 replicas (1 to 3 per partition), every replica OK",
         "replay with Kafka latest rules, 60 partitions on 3 brokers",
+        "leaders: 54 as the controller's record names, 6 predicted by the controller's rules (brokers coming back: "
+        "1, 2, 3; every broker given)",
         "",
         "nothing to report on 60 partitions: every replica OK, nothing cut or truncated (--verbose shows each)",
         "  __consumer_offsets: partitions 0-49 (50), 50 replicas",
@@ -35,7 +37,9 @@ def test_a_healthy_real_cluster_is_a_few_lines_one_per_topic():
     assert "4 findings at info, counted by code (--verbose or --min-severity info lists them):" in r.stdout
     assert r.stdout.splitlines()[-1] == "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK"
     verbose = run("replay", "--verbose", *brokers).stdout
-    assert "test1-4: leader 3 (epoch 0), committed bound 1" in verbose and "nothing to report" not in verbose
+    # the record names broker 3 in epoch 0; the restart's fencing and unfencing bump the epoch
+    assert "test1-4: leader 3 (epoch 4, controller-record), committed bound 1" in verbose
+    assert "nothing to report" not in verbose
     assert verbose.splitlines()[-1] == "summary: 60 partitions, 80 replicas (1 to 3 per partition); verdicts: 80 OK"
 
 
@@ -48,7 +52,7 @@ def test_a_lagging_follower_that_catches_up_has_nothing_to_report():
 def test_partitions_with_a_verdict_stay_in_detail_beside_the_collapsed_ones(tmp_path):
     r = run("replay", "--scenario", SCENARIOS / "clean-election-leader-lost-tail")
     lines = r.stdout.splitlines()
-    assert "orders-0: leader 1 (epoch 3), committed bound 6" in lines
+    assert "orders-0: leader 1 (epoch 3, given), committed bound 6" in lines
     assert "nothing to report" not in r.stdout
     assert lines[-1] == ("summary: 1 partition, 3 replicas; verdicts: 1 LEADER_LACKS_COMMITTED, 2 LOSS_COMMITTED, "
                          "1 LOST_TO_RECOVERY, 1 POSSIBLY_COMMITTED")

@@ -19,7 +19,6 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import REALDATA, ROOT, file_tree
 from kforensics.cli import main
 from kforensics.consumers.replay_impact import replay_impact
 from kforensics.formats.meta_properties import encode
@@ -28,6 +27,7 @@ from kforensics.scan.broker import finding_key
 from kforensics.spark.inputs import Snapshot
 from kforensics.spark.job import run
 from kforensics.spark.tables import read_pandas
+from tests.conftest import REALDATA, ROOT, file_tree
 
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 UNCLEAN = SCENARIOS / "unclean-leader-election"
@@ -123,16 +123,21 @@ def test_an_unknown_kafka_version_is_refused_with_the_known_ones(tmp_path, no_sp
 
 
 # ----------------------------------------------------------------------------- the same answer
-def _combined(tmp: Path) -> list[Path]:
-    """The unclean-election scenario's brokers as KRaft combined nodes (a copy of the metadata log in each log dir):
-    ``scan`` checks each broker's replicas against its copy, and ``replay`` checks them again."""
+def _combined(tmp: Path, scenario: Path = UNCLEAN, name: str = "combined") -> list[Path]:
+    """A scenario's brokers as KRaft combined nodes (a copy of the metadata log in each log dir): ``scan`` checks
+    each broker's replicas against its copy, and ``replay`` checks them again."""
     out = []
-    for b in sorted(UNCLEAN.glob("broker-*")):
-        d = tmp / "combined" / b.name
+    for b in sorted(scenario.glob("broker-*")):
+        d = tmp / name / b.name
         shutil.copytree(b, d)
-        shutil.copytree(UNCLEAN / "controller" / "__cluster_metadata-0", d / "__cluster_metadata-0")
+        shutil.copytree(scenario / "controller" / "__cluster_metadata-0", d / "__cluster_metadata-0")
         out.append(d)
     return out
+
+
+#: the election cases whose brokers all come back: the controller's choice (predicted, offline) in both front ends
+ELECTIONS = [p for p in sorted((ROOT / "fixtures" / "elections").glob("election-*"))
+             if "alive" not in json.loads((p / "scenario.json").read_text())]
 
 
 def clusters(tmp: Path) -> dict[str, list[Path]]:
@@ -140,6 +145,8 @@ def clusters(tmp: Path) -> dict[str, list[Path]]:
     KRaft cluster when ../shared is there."""
     out = {"combined": _combined(tmp), "damaged": [ROOT / "fixtures" / "brokers" / "damaged"],
            "healthy": sorted(HEALTHY.glob("broker-*"))}
+    for e in ELECTIONS:
+        out[e.name] = _combined(tmp, e, e.name)
     if all(d.exists() for d in HIAGE):
         out["hiage"] = HIAGE
     return out
@@ -200,9 +207,10 @@ def test_verdicts_and_partitions_are_replays_and_scans(both):
     cli, tables = both
     v, parts = tables["verdicts"], tables["partitions"]
     for name, c in cli.items():
-        got = Counter((r.topic, int(r.partition), int(r.broker_id), r.verdict, r.offsets, int(r.records))
-                      for r in v[v["cluster"] == name].itertuples())
-        want = Counter((p.topic, p.partition, r.broker_id, vd.code, json.dumps(vd.offsets), vd.records)
+        got = Counter((r.topic, int(r.partition), int(r.broker_id), r.verdict, r.offsets, int(r.records),
+                       int(r.leader), r.leader_how) for r in v[v["cluster"] == name].itertuples())
+        want = Counter((p.topic, p.partition, r.broker_id, vd.code, json.dumps(vd.offsets), vd.records, p.leader,
+                        p.election.how + (f":{p.election.rule}" if p.election.rule else ""))
                        for p in c.replay.partitions for r in p.replicas for vd in r.verdicts)
         assert got == want, name
         cols = ("dir_name", "log_end_offset", "high_watermark", "batch_count")
@@ -211,3 +219,5 @@ def test_verdicts_and_partitions_are_replays_and_scans(both):
             assert Counter(tuple(None if x is None or x != x else x for x in (getattr(r, k) for k in cols))
                            for r in mine.itertuples()) == Counter(tuple(p[k] for k in cols)
                                                                   for p in doc["partitions"]), sid
+    hows = {r.leader_how for r in v.itertuples() if r.cluster in {e.name for e in ELECTIONS}}
+    assert {"offline", "predicted:elr", "predicted:unclean"} <= hows, hows

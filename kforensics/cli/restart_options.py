@@ -1,0 +1,28 @@
+"""``--alive``: the brokers that come back before the controller elects (``replay``, ``report`` and ``spark``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _ids(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    parts = [v.strip() for v in value.split(",") if v.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of broker ids")
+    return tuple(sorted({int(p) for p in parts}))
+
+
+def alive_option(fn: F) -> F:
+    """``--alive 1,2,3`` (default: every broker whose evidence is given)."""
+    return click.option(
+        "--alive", callback=_ids, metavar="IDS",
+        help="Brokers that come back before the controller elects, comma-separated (default: every broker whose "
+             "evidence is given); the others rejoin later as followers.  Decides the leader the controller's "
+             "rules predict when its record leaves a partition leaderless or its leader does not return.")(fn)

@@ -1,0 +1,197 @@
+"""Who leads each partition after the restart, and why: the controller's record, its predicted choice, or nobody.
+
+The election model (:mod:`.election`) applied to the evidence: the
+partition's last registration in the metadata log (:mod:`.timeline`), the
+brokers, features and configs the log records (:mod:`.cluster_state`), the
+brokers that come back (every broker whose evidence was given, unless the
+operator says otherwise) and how each shut down (its ``.kafka_cleanshutdown``
+marker naming the broker epoch of its last registration: the controller takes
+the shutdown as clean only then, ``ClusterControlManager.registerBroker`` at
+4.1.0, the ``previousBrokerEpoch`` check).
+
+The answer says how it was reached, so that a prediction is never shown as
+the controller's record:
+
+* ``controller-record`` — the metadata names a leader and the model keeps it
+  (that broker comes back and stays eligible); its epoch may be bumped by the
+  restart's fencing and unfencing;
+* ``predicted`` — the record leaves the partition leaderless, or its leader
+  does not come back or loses eligibility: the rule that picked the leader is
+  in ``rule`` (``isr``, ``elr``, ``last-known-elr``, ``unclean``);
+* ``offline`` — no replica is eligible: nobody leads;
+* ``given`` (``--leader`` or a scenario's events) and ``guessed`` (no metadata
+  log: the replica with the highest epoch, then the longest log) are set by
+  the replay, not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cluster_state import ClusterState
+from .election import NO_LEADER, ControllerRules, Registration, predict
+
+NEWEST = (1 << 30, 0, 0)
+
+#: how a leader was reached (see the module docstring); the replay's front ends show it beside the leader
+HOWS = ("controller-record", "predicted", "offline", "given", "guessed")
+
+
+@dataclass(frozen=True)
+class RestartEvidence:
+    """What the election at the restart reads besides the partition's registration."""
+
+    cluster: ClusterState
+    brokers: tuple[int, ...]  # brokers whose evidence was given
+    alive: tuple[int, ...] | None = None  # brokers the operator says come back (None: every broker given)
+    shutdown_epochs: Mapping[int, frozenset[int]] = field(default_factory=dict)  # broker -> epochs its markers name
+    release: tuple[int, int, int] | None = None  # the Kafka release (``--kafka-version``); None: the newest
+
+    @property
+    def returning(self) -> tuple[int, ...]:
+        return tuple(sorted(self.alive if self.alive is not None else self.brokers))
+
+    def clean_shutdowns(self) -> dict[int, bool]:
+        """Per returning broker, whether the controller will take its last shutdown as clean: its marker names the
+        broker epoch of the registration the metadata log holds."""
+        out = {}
+        for b in self.returning:
+            reg = self.cluster.brokers.get(b)
+            out[b] = reg is not None and reg.epoch in self.shutdown_epochs.get(b, frozenset())
+        return out
+
+
+@dataclass
+class LeaderElection:
+    """Who leads a partition after the restart, how that was reached, and what it assumed."""
+
+    leader: int  # -1: nobody (offline)
+    leader_epoch: int  # the epoch the model gives it (-1 when unknown)
+    how: str  # one of HOWS
+    rule: str | None = None  # the rule that picked a predicted leader: isr | elr | last-known-elr | unclean
+    unclean: bool = False
+    record_leader: int | None = None  # the metadata's last word (-1: leaderless), None without metadata
+    record_epoch: int | None = None
+    record_offset: int | None = None
+    returning: list[int] = field(default_factory=list)
+    returning_given: bool = False  # the operator named them (--alive); else every broker given
+    alternatives: list[int] = field(default_factory=list)  # leaders other return orders give
+    steps: list[str] = field(default_factory=list)  # the controller's actions the model ran
+    assumptions: dict[str, str] = field(default_factory=dict)  # rule -> value and where it came from
+    detail: str = ""
+
+    @property
+    def offline(self) -> bool:
+        return self.leader == NO_LEADER
+
+
+def registration_of(entry: Any) -> Registration:
+    """The election model's registration from a timeline entry (the partition's last)."""
+    return Registration(tuple(entry.replicas), tuple(entry.isr), entry.leader, entry.leader_epoch,
+                        tuple(entry.elr), tuple(entry.last_known_elr), entry.leader_recovery_state == 1)
+
+
+def controller_rules(cluster: ClusterState, topic: str, replicas: int,
+                     release: tuple[int, int, int] | None) -> ControllerRules:
+    """The rules in force for ``topic``: release, ELR feature, unclean election and min.insync.replicas."""
+    unclean, unclean_from = cluster.topic_config(topic, "unclean.leader.election.enable")
+    min_isr, min_isr_from = cluster.topic_config(topic, "min.insync.replicas")
+    try:
+        min_isr_n = int(min_isr)
+    except ValueError:
+        min_isr_n, min_isr_from = 1, f"{min_isr_from} ({min_isr!r} is no number: Kafka's default 1 taken)"
+    elr = cluster.elr_enabled
+    provenance = {
+        "release": "--kafka-version" if release is not None else "the newest rules (no --kafka-version)",
+        "eligible.leader.replicas": f"{'on' if elr else 'off'} ("
+        + ("eligible.leader.replicas.version feature record" if elr is not None else
+           "no feature record: off, as before Kafka 3.7's KIP-966") + ")",
+        "unclean.leader.election.enable": f"{unclean} ({unclean_from})",
+        "min.insync.replicas": f"{min_isr_n} ({min_isr_from})",
+        "metadata.version": (str(cluster.metadata_version) if cluster.metadata_version is not None else
+                             "unknown (no feature record): taken as current"),
+    }
+    return ControllerRules(release=release or NEWEST, elr=bool(elr), unclean=unclean.strip().lower() == "true",
+                           min_isr=max(1, min(min_isr_n, replicas)),
+                           metadata_version=cluster.metadata_version, provenance=provenance)
+
+
+def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> LeaderElection:
+    """The leader the controller gives the partition whose last registration is ``entry`` when the brokers come
+    back (every return order of its replicas is tried; ``alternatives`` lists leaders other orders give)."""
+    reg = registration_of(entry)
+    rules = controller_rules(evidence.cluster, topic, len(reg.replicas), evidence.release)
+    returning = evidence.returning
+    choice = predict(reg, rules, active=evidence.cluster.active_brokers(), returning=returning,
+                     clean_shutdown=evidence.clean_shutdowns())
+    if choice.leader == NO_LEADER:
+        how, rule = "offline", None
+    elif choice.leader == reg.leader and not choice.unclean:
+        how, rule = "controller-record", None  # the same broker leads again, maybe in a later epoch
+    else:
+        how, rule = "predicted", choice.how
+    assumptions = dict(rules.provenance)
+    assumptions["returning brokers"] = (f"{_ids(returning)} (--alive)" if evidence.alive is not None else
+                                        f"{_ids(returning)} (every broker whose evidence was given)")
+    assumptions["restart"] = ("cold: the controller is back first; brokers it still holds active are fenced when "
+                              "their sessions expire, then each broker registers and is unfenced in turn")
+    clean = evidence.clean_shutdowns()
+    assumptions["clean shutdowns"] = (_ids(b for b in returning if clean.get(b)) or "none") + \
+        " (a .kafka_cleanshutdown marker naming the broker epoch of the last registration)"
+    return LeaderElection(choice.leader, choice.leader_epoch, how, rule, choice.unclean, entry.leader,
+                          entry.leader_epoch, entry.offset, list(returning), evidence.alive is not None,
+                          list(choice.alternatives), [s.action for s in choice.steps], assumptions,
+                          _detail(how, rule, choice.leader, choice.leader_epoch, reg, rules, returning))
+
+
+def _ids(brokers: Iterable[int]) -> str:
+    return ", ".join(map(str, sorted(brokers)))
+
+
+def _detail(how: str, rule: str | None, leader: int, epoch: int, reg: Registration, rules: ControllerRules,
+            returning: tuple[int, ...]) -> str:
+    """One sentence: why this broker (or nobody) leads."""
+    said = (f"the metadata's last record leaves it leaderless (epoch {reg.leader_epoch})" if reg.leader == NO_LEADER
+            else f"the metadata's last record names broker {reg.leader} (epoch {reg.leader_epoch})")
+    if how == "controller-record":
+        again = ("" if reg.leader_epoch == epoch else
+                 f" (in epoch {epoch}: the restart fences and unfences it, and each new registration bumps the epoch)")
+        return f"{said}, which comes back and leads again{again}"
+    if how == "offline":
+        why = (f"no replica of ISR [{_ids(reg.isr)}]" + (f" or ELR [{_ids(reg.elr)}]" if rules.elr else "")
+               + f" comes back among brokers [{_ids(returning)}]")
+        if not rules.unclean:
+            why += ", and unclean leader election is off"
+        return f"{said}; the controller elects nobody: {why}"
+    reasons = {
+        "isr": "the first replica in replica order that is in the ISR and active",
+        "elr": "the ISR is empty: the first eligible leader replica (ELR) that is active",
+        "last-known-elr": "ISR and ELR are empty: the single last known leader (unclean recovery, KIP-966)",
+        "unclean": "no ISR member comes back: an unclean election (unclean.leader.election.enable is on)",
+    }
+    text = f"{said}; the controller's rules elect broker {leader}: {reasons.get(rule or '', rule)}"
+    if leader not in returning:
+        # canElectLastKnownLeader before 4.1.0 does not ask whether the broker is alive
+        text += (f"; broker {leader} has not come back, so the partition has a leader that is not there and stays "
+                 "unavailable until it returns (releases before 4.1 elect the last known leader without checking)")
+    return text
+
+
+def marker_epochs(log_dirs: Iterable[Any]) -> frozenset[int]:
+    """The broker epochs the ``.kafka_cleanshutdown`` markers of one broker's log dirs name (log dirs as opened
+    ones or paths; a marker that is absent, empty (before 3.7) or unreadable names none)."""
+    from ..log.log_dir import open_log_dir
+
+    out = set()
+    for d in log_dirs:
+        ld = d if hasattr(d, "read_root") else open_log_dir(d)
+        try:
+            marker = ld.read_root("clean_shutdown")
+        except OSError:
+            continue  # unreadable: the scan reports it; the controller would not see a clean shutdown either
+        epoch = getattr(getattr(marker, "value", None), "broker_epoch", None)
+        if isinstance(epoch, int):
+            out.add(epoch)
+    return frozenset(out)

@@ -1,0 +1,36 @@
+"""Per cluster, what the controller's choice of leader at the restart reads: as ``kforensics replay`` reads it.
+
+The cluster state of the cluster's metadata log (the explicit inputs first,
+then the snapshots' log dirs that hold one, as the timeline is built), the
+brokers whose snapshots are given, those that come back (``--alive``, else
+all of them) and the broker epochs their clean-shutdown markers name
+(:class:`kforensics.kraft.controller_choice.RestartEvidence`).
+"""
+
+from __future__ import annotations
+
+from ..epoch.versions import KafkaVersion
+from ..kraft.cluster_state import read_cluster_state
+from ..kraft.controller_choice import RestartEvidence
+from .plan import Plan
+
+
+def restart_evidence(plan_: Plan, metadata: dict[str | None, list[str]], kafka_version: KafkaVersion,
+                     alive: tuple[int, ...] | None, clusters: list[str | None]) -> dict[str | None, RestartEvidence]:
+    """One :class:`RestartEvidence` per cluster whose timeline was built (``clusters``)."""
+    brokers: dict[str | None, dict[int, frozenset[int]]] = {}
+    for sid, ctx in plan_.contexts.items():
+        bid = ctx.get("broker_id")
+        if isinstance(bid, int):
+            mine = brokers.setdefault(ctx.get("cluster"), {})  # type: ignore[arg-type]
+            mine[bid] = mine.get(bid, frozenset()) | plan_.shutdown_epochs.get(sid, frozenset())
+    out = {}
+    for cluster in clusters:
+        inputs = list(metadata.get(cluster, [])) + list(plan_.cluster_metadata.get(cluster, []))
+        try:
+            state = read_cluster_state(inputs)
+        except OSError:
+            continue  # the timeline's build reported the unreadable input; the choice falls back as without state
+        ids = brokers.get(cluster, {})
+        out[cluster] = RestartEvidence(state, tuple(sorted(ids)), alive, dict(ids), kafka_version.release)
+    return out
