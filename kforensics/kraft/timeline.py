@@ -15,17 +15,22 @@ when the leader recovery state becomes RECOVERING (1).
 
 Inputs are log dirs, ``__cluster_metadata-*`` dirs, their segments and
 snapshots (``<endOffset>-<epoch>.checkpoint``, ``bootstrap.checkpoint``).
-Several copies of the metadata log (one per broker) are merged by offset.
-Snapshots and log are replayed in offset order: a snapshot that the log
+Several copies of the metadata log (one per node) are resolved as Raft
+resolves them (:mod:`.metadata_log_copies`, docs/metadata-quorum.md): the
+part of each copy that agrees with the reference lineage is replayed, a
+deposed leader's tail never is; the copies' witnesses say how far the
+timeline can vouch (``trusted_end``, ``tail_missing``) and which entries are
+committed.  Snapshots and log are replayed in offset order: a snapshot that the log
 reaches without a gap is checked against the replayed state; one that follows
 a gap (older segments deleted) becomes the new starting state, and the
 partitions it shows changed get an entry of their own.  Records after a gap
 that a later snapshot covers are left to that snapshot.
 
-Records are streamed: each copy is read one record at a time and the copies are merged by offset as they
-are read, and a snapshot is read once for its control records and once more to replay it.  Memory is the
-replayed state and one batch's bytes, whatever number of records the files hold or claim.  Inputs that are
-not a metadata log are refused (:mod:`kforensics.kraft.metadata_inputs`).
+Records are streamed: each copy's batch headers are read once to survey it, then its records one at a time,
+merged with the other copies' by offset as they are read; a snapshot is read once for its control records and
+once more to replay it.  Memory is the replayed state and one batch's bytes, whatever number of records the files
+hold or claim.  Inputs that are not a metadata log are refused (:mod:`kforensics.kraft.metadata_inputs`).
+
 Split by what each part models: :mod:`.timeline_model` (the timeline as data), :mod:`.metadata_log_records` (reading
 a file's records), :mod:`.metadata_log_copies` (the copies resolved as Raft does), :mod:`.timeline_registrations`
 (the record fold), :mod:`.timeline_snapshots` and :mod:`.timeline_replay`.
