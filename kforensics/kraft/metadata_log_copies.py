@@ -9,8 +9,8 @@ sources are there and in ``docs/metadata-quorum.md``), and the one log the timel
 records below the point where it diverges from the reference lineage, merged by offset: a deposed leader's
 tail is read (what is wrong in it is still reported) but never replayed.
 
-Memory is each copy's epoch changes (at most ``MAX_EPOCH_CHANGES``), the last voter set and one record per
-copy at a time.
+Memory is each copy's epoch changes (at most ``MAX_EPOCH_CHANGES``), the last ``MAX_VOTER_SETS`` voter sets
+and one record per copy at a time.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from .timeline_model import Timeline
 Voters = tuple[int, tuple[int, ...]]
 #: Raft epoch changes kept per copy
 MAX_EPOCH_CHANGES = 100_000
+#: VotersRecords kept (the latest)
+MAX_VOTER_SETS = 1_000
 
 
 def _dir_of(src: MetadataSources, label: str) -> Any:
@@ -98,7 +100,8 @@ def _survey_segments(segs: list[Any], voters: list[Voters]) -> tuple[list[tuple[
                 if b.attributes & CONTROL_BIT:
                     for r in EntryRecords(b, with_data=True, file=reader.label):
                         if r.control and r.control.get("type") == "KRAFT_VOTERS":
-                            voters[:] = [max([*voters, (r.offset, tuple(sorted(r.control.get("voters") or [])))])]
+                            voters.append((r.offset, tuple(sorted(r.control.get("voters") or []))))
+                            del voters[:-MAX_VOTER_SETS]  # the latest are the ones the committed bound needs
         except OSError:
             continue  # reported when the records are read
     return epochs, end
@@ -130,9 +133,9 @@ def survey_copies(src: MetadataSources, tl: Timeline) -> tuple[list[LogCopy], li
 
 
 def resolve_copies(copies: list[LogCopy], voters: list[Voters]) -> QuorumView:
-    """Raft's resolution of the copies; the voters in force are the last VotersRecord's, else quorum-state's."""
-    latest = max(voters, default=None)
-    return resolve(copies, latest[1] if latest else None)
+    """Raft's resolution of the copies; the voters at an offset are the last VotersRecord's before it (copies
+    repeat the same records: each kept once), else quorum-state's."""
+    return resolve(copies, voter_history=sorted(set(voters)))
 
 
 def resolved_records(src: MetadataSources, tl: Timeline, view: QuorumView) -> Iterator[MetadataEntry]:

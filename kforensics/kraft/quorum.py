@@ -147,15 +147,34 @@ def _missing(copy: LogCopy) -> tuple[str, ...]:
     return tuple(out)
 
 
-def resolve(copies: Sequence[LogCopy], voters: Sequence[int] | None = None) -> QuorumView:
-    """Resolve the copies as Raft would; ``voters`` (from ``VotersRecord``) overrides quorum-state's."""
+def resolve(copies: Sequence[LogCopy], voters: Sequence[int] | None = None,
+            voter_history: Sequence[tuple[int, tuple[int, ...]]] = ()) -> QuorumView:
+    """Resolve the copies as Raft would.  ``voter_history`` is the (offset, voters) of each ``VotersRecord`` (KIP-853)
+    in offset order: the majority at an offset is counted among the voters in force there; ``voters`` (one set for
+    the whole log) overrides quorum-state's static voters when there is no history."""
     if not copies:
         return QuorumView((), None, 0, "unknown")
     ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
     views = [_view(c, ref) for c in copies]
-    voter_set = tuple(voters) if voters else next((c.voters for c in copies if c.voters), None)
-    committed, how = _committed(copies, views, voter_set)
-    return QuorumView(tuple(views), ref.label, committed, how, voter_set)
+    static = tuple(voters) if voters else next((c.voters for c in copies if c.voters), None)
+    history = sorted(voter_history)
+    if not history:
+        committed, how = _committed(copies, views, [(static, -1, None)] if static else [])
+        return QuorumView(tuple(views), ref.label, committed, how, static)
+    committed, how = _committed(copies, views, _reigns(history, static))
+    return QuorumView(tuple(views), ref.label, committed, how, history[-1][1])
+
+
+Reign = tuple[tuple[int, ...], int, int | None]  # voters, first offset they rule (-1: from the start), end (None: on)
+
+
+def _reigns(history: Sequence[tuple[int, tuple[int, ...]]], static: tuple[int, ...] | None) -> list[Reign]:
+    """The voter sets in force over the log: each VotersRecord's from its offset (a voter set takes effect when it
+    is appended, KIP-853) to the next one's; before the first, quorum-state's static set, else the first record's."""
+    out: list[Reign] = [(static or history[0][1], -1, history[0][0])]
+    for i, (offset, voters) in enumerate(history):
+        out.append((voters, offset, history[i + 1][0] if i + 1 < len(history) else None))
+    return out
 
 
 def _view(c: LogCopy, ref: LogCopy) -> CopyView:
@@ -172,27 +191,33 @@ def _view(c: LogCopy, ref: LogCopy) -> CopyView:
                     quorum_leader=c.quorum_leader, notes=notes)
 
 
-def _committed(copies: Sequence[LogCopy], views: Sequence[CopyView],
-               voters: tuple[int, ...] | None) -> tuple[int, str]:
-    """A lower bound of the committed prefix: the highest snapshot, or what a majority of voters hold past the start
-    of the reference's last epoch (the high watermark's rule in ``LeaderState.maybeUpdateHighWatermark``, 3.8.0)."""
+def _committed(copies: Sequence[LogCopy], views: Sequence[CopyView], reigns: Sequence[Reign]) -> tuple[int, str]:
+    """A lower bound of the committed prefix: the highest snapshot, or what a majority of the voters in force hold
+    past the start of the reference's last epoch (the high watermark's rule in ``LeaderState.
+    maybeUpdateHighWatermark``, 3.8.0), within the offsets where those voters were in force."""
     snap = max((x for c in copies for x in c.snapshot_ends), default=0)
-    majority = 0
-    how_majority = ""
-    if voters:
-        per_node: dict[int, int] = {}
-        for v in views:  # two copies of one node (taken at two moments) count once, by the longer
-            if v.node_id is not None and v.node_id in voters:
-                per_node[v.node_id] = max(per_node.get(v.node_id, 0), v.valid_end)
-        held = sorted(per_node.values(), reverse=True)
-        need = len(voters) // 2 + 1
-        ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
-        epoch_start = ref.epochs[-1][1] if ref.epochs else 0
-        if len(held) >= need and held[need - 1] > epoch_start:
-            majority = held[need - 1]
-            how_majority = f"majority of voters {list(voters)}"
-    if majority > snap:
-        return majority, how_majority
+    ref = max(copies, key=lambda c: (c.last_epoch, c.end_offset))
+    epoch_start = ref.epochs[-1][1] if ref.epochs else 0
+    best, how_best = 0, ""
+    for voters, first, end in reigns:
+        held = _majority_holds(views, voters)
+        if end is not None:
+            held = min(held, end)
+        if held > max(first, epoch_start) and held > best:
+            best, how_best = held, f"majority of voters {list(voters)}"
+    if best > snap:
+        return best, how_best
     if snap:
         return snap, "snapshot"
     return 0, "unknown"
+
+
+def _majority_holds(views: Sequence[CopyView], voters: tuple[int, ...]) -> int:
+    """The offset below which a majority of ``voters`` hold the reference lineage (0: no majority of them given)."""
+    per_node: dict[int, int] = {}
+    for v in views:  # two copies of one node (taken at two moments) count once, by the longer
+        if v.node_id is not None and v.node_id in voters:
+            per_node[v.node_id] = max(per_node.get(v.node_id, 0), v.valid_end)
+    held = sorted(per_node.values(), reverse=True)
+    need = len(voters) // 2 + 1
+    return held[need - 1] if len(held) >= need else 0

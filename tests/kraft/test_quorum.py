@@ -64,3 +64,15 @@ def test_older_segments_deleted_on_the_reference_are_not_a_divergence():
 def test_without_voters_or_snapshots_the_committed_bound_is_unknown():
     q = resolve([LogCopy("a", ((1, 0),), 10)])
     assert (q.committed_end, q.committed_by) == (0, "unknown")
+
+
+def test_the_majority_is_counted_among_the_voters_in_force_at_each_offset():
+    # KIP-853: a VotersRecord takes effect when it is appended.  Voters {1, 2, 3} (quorum-state) until offset 50, then
+    # {1, 4, 5}.  Nodes 1-3 hold 100, 60, 60 of one epoch: a majority of {1, 2, 3} holds 0-59, but those voters ruled
+    # only below 50; nodes 4 and 5 are not given, so nothing of {1, 4, 5}'s reign is shown committed: 50
+    copies = [LogCopy(f"n{i}", ((1, 0),), end, node_id=i, voters=(1, 2, 3)) for i, end in ((1, 100), (2, 60), (3, 60))]
+    q = resolve(copies, voter_history=[(50, (1, 4, 5))])
+    assert (q.committed_end, q.committed_by, q.voters) == (50, "majority of voters [1, 2, 3]", (1, 4, 5))
+    # node 4 given, holding 0-79: {1, 4, 5}'s majority (1 and 4) holds 0-79, in its reign: 80
+    q = resolve([*copies, LogCopy("n4", ((1, 0),), 80, node_id=4)], voter_history=[(50, (1, 4, 5))])
+    assert (q.committed_end, q.committed_by) == (80, "majority of voters [1, 4, 5]")
