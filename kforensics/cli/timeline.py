@@ -35,7 +35,7 @@ def answer_line(chosen: list[tuple[tuple[str, int], list[TimelineEntry]]], tl: T
     and, before them, a metadata log that lost its tail (elections after its end are not shown)."""
     lost = ""
     if tl is not None and tl.tail_missing:
-        lost = (f"the metadata log given lost its tail (held to offset {tl.trusted_end}; on disk: "
+        lost = (f"the metadata log given lost its tail (it holds offsets below {tl.trusted_end}; on disk: "
                 f"{printable(tl.missing[0])}{' …' if len(tl.missing) > 1 else ''}): elections after it are not "
                 "shown; ")
     unclean = [(t, p, e) for (t, p), es in chosen for e in es if e.unclean]
@@ -56,7 +56,7 @@ def quorum_lines(tl: Timeline) -> list[str]:
     # one copy with nothing to say of it (no divergence, no lost tail, no note) needs no view
     if q is None or not q.copies or (len(q.copies) == 1 and not (q.copies[0].missing or q.copies[0].notes)):
         return []
-    committed = (f"committed to offset {q.committed_end} ({q.committed_by})" if q.committed_by != "unknown"
+    committed = (f"committed below offset {q.committed_end} ({q.committed_by})" if q.committed_by != "unknown"
                  else "committed bound unknown (no snapshot; no majority of voters past the leader's epoch start)")
     voters = f"voters {list(q.voters)}" if q.voters else "voters unknown"
     out = [f"metadata quorum: {plural(len(q.copies), 'copy', 'copies')}, {voters}, {committed}; the high watermark "
@@ -66,8 +66,8 @@ def quorum_lines(tl: Timeline) -> list[str]:
         line = (f"  node {node} {printable(c.label)}: log {c.log_start if c.log_start is not None else '-'}-"
                 f"{c.log_end - 1} (end {c.log_end}), last epoch {c.last_epoch}, quorum-state epoch "
                 f"{'-' if c.quorum_epoch is None else c.quorum_epoch} leader "
-                f"{'-' if c.quorum_leader is None else c.quorum_leader}, committed held to "
-                f"{min(c.valid_end, q.committed_end) if q.committed_by != 'unknown' else 'unknown'}")
+                f"{'-' if c.quorum_leader is None else c.quorum_leader}, holds the committed offsets below "
+                f"{min(c.valid_end, q.committed_end) if q.committed_by != 'unknown' else '(unknown)'}")
         if c.deposed:
             ref = "ends there" if c.reference_epoch is None else f"has epoch {c.reference_epoch} there"
             line += (f"; diverges at offset {c.valid_end} (epoch {c.diverged_epoch}; the reference {ref}): "

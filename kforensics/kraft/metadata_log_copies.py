@@ -197,7 +197,7 @@ def report_copies(tl: Timeline, view: QuorumView, copies: list[LogCopy]) -> None
             tl.log.add(finding("METADATA_LOG_INCOMPLETE", f"this copy ends at offset {c.end_offset} (last Raft epoch "
                                f"{c.last_epoch}) but {'; '.join(v.missing)}"
                                + ("; a snapshot or another copy holds what it lacks" if covered else
-                                  f"; no copy given holds it: the timeline vouches only up to offset {trusted}"),
+                                  f"; no copy given holds it: the timeline vouches only for offsets below {trusted}"),
                                severity=Severity.LOW if covered else None, file=v.label,
                                log_end=c.end_offset, last_epoch=c.last_epoch, witnesses=list(v.missing),
                                covered_by_another_copy=covered))

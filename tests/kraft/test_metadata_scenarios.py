@@ -109,7 +109,7 @@ def test_the_timeline_command_shows_the_quorum_view_and_a_lost_tail():
 
     lost = SCENARIOS / "metadata-log-incomplete" / "controller-101"
     r = CliRunner().invoke(main, ["timeline", str(lost)])
-    assert r.stdout.startswith("answer: the metadata log given lost its tail (held to offset 5; on disk: ")
+    assert r.stdout.startswith("answer: the metadata log given lost its tail (it holds offsets below 5; on disk: ")
     assert "LOST ITS TAIL: its leader-epoch-checkpoint starts epoch 3 at offset 6, after its log end 5" in r.stdout
     doc = json.loads(CliRunner().invoke(main, ["timeline", str(lost), "--format", "json"]).stdout)
     assert not errors(validator("timeline"), doc)
