@@ -12,6 +12,7 @@ import click
 from ..errors import ExitCode
 from .options import format_option, kafka_version_option, metadata_option
 from .replay_inputs import replay_input_options, resolve_replay_inputs
+from .restart_options import alive_option
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
@@ -40,6 +41,7 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--partition", type=int, help="Only this partition.")
 @kafka_version_option("Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
 @click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else replay's choice).")
+@alive_option
 @metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                  "inside the brokers' log dirs.")
 @click.option("--produce", "bootstrap", metavar="BOOTSTRAP",
@@ -54,12 +56,12 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @format_option()
 def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, out_dir: str,
             topic: str | None, partition: int | None, kafka_version: KafkaVersion, leader: int | None,
-            metadata: tuple[str, ...], bootstrap: str | None, send: bool, topic_map: tuple[str, ...],
-            include_aborted: bool, command_config: str | None, fmt: str) -> None:
+            alive: tuple[int, ...] | None, metadata: tuple[str, ...], bootstrap: str | None, send: bool,
+            topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str) -> None:
     """Export the records the replay says a replica loses and no surviving replica keeps; put them back.
 
     Takes replay's inputs (LOG_DIRS, --broker ID=DIR or --scenario DIR, with
-    --metadata and --kafka-version).  Reads the evidence only; writes
+    --metadata, --kafka-version, --leader and --alive), and its leader.  Reads the evidence only; writes
     salvaged.parquet and salvaged.jsonl (kcat's -J envelope) into --out.
     Payloads framed for a Schema Registry whose _schemas topic is in the
     evidence are decoded for display.  Exit 1 when there are records to
@@ -78,7 +80,8 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     refuse_output_in_evidence(out_dir, inputs.evidence)  # the files and the produce ledger: never in evidence
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader)
+    summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
+                       alive=alive)
     plan = None
     if bootstrap is not None:
         plan = _produce(out, bootstrap, send=send, topic_map=_topic_map(topic_map), include_aborted=include_aborted,

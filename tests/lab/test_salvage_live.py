@@ -65,8 +65,11 @@ def _rid(value: bytes) -> str:
     return b"|".join(value.split(b"|", 4)[:4]).decode()
 
 
-def _salvage(evidence: Path, out: Path, *extra: str) -> dict:
+def _salvage(evidence: Path, out: Path, first: int, *extra: str) -> dict:
+    """salvage on the frozen evidence, with the restart this test makes: ``first`` back alone before the controller
+    elects (``--alive``), the others later."""
     argv = [sys.executable, "-m", "kforensics", "salvage", *[str(evidence / cl.node_name(b)) for b in cl.BROKERS],
+            "--alive", str(first),
             "--metadata", str(evidence / cl.node_name(cl.CONTROLLER) / "__cluster_metadata-0"), "--out", str(out),
             "--topic", "events", "--format", "json", *extra]
     r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
@@ -93,7 +96,7 @@ def test_unclean_election_losses_are_salvaged_and_put_back_exactly_once(tmp_path
         acked = {rid for rid, (topic, _p, _o) in w.log.acked.items() if topic == "events"}
         evidence = freeze_evidence(c, run_dir)
         out = tmp_path / "salvage"
-        first = _salvage(evidence, out)
+        first = _salvage(evidence, out, new_leader)
         assert first["summary"]["records"] > 0, first
 
         # Kafka decides what was lost: restart on a copy of the evidence, read what it serves
@@ -113,7 +116,7 @@ def test_unclean_election_losses_are_salvaged_and_put_back_exactly_once(tmp_path
         lost = sorted((acked - served), key=lambda r: int(r.rsplit("|", 1)[1]))
         assert lost, "the incident lost no acknowledged record"
 
-        sent = _salvage(evidence, out, "--produce", c2.bootstrap(), "--send")
+        sent = _salvage(evidence, out, new_leader, "--produce", c2.bootstrap(), "--send")
         assert sent["produce"]["failed"] == 0 and sent["produce"]["sent"] > 0, sent["produce"]
         after = _read_all(c2.bootstrap(), "events")
         counts = Counter(_rid(v) for _o, v, _h in after)
@@ -125,7 +128,7 @@ def test_unclean_election_losses_are_salvaged_and_put_back_exactly_once(tmp_path
         assert origins == sorted(origins), "put back out of their original order"
         assert all(h["topic"] == "events" and h["partition"] == 0 and h["brokers"] for _o, _r, h in back)
 
-        again = _salvage(evidence, out, "--produce", c2.bootstrap(), "--send")
+        again = _salvage(evidence, out, new_leader, "--produce", c2.bootstrap(), "--send")
         assert again["produce"]["sent"] == 0 and again["produce"]["already_sent"] == len(back), again["produce"]
         assert len(_read_all(c2.bootstrap(), "events")) == len(after)
         c2.stop_clean()
