@@ -190,11 +190,15 @@ class Salvage:
         for rec, broker, code, status in copies:
             if rec.digest in seen:
                 s = seen[rec.digest]
-                s.brokers.append(broker)
-                s.verdicts[broker] = code
+                if broker in s.verdicts:  # two verdicts of one broker name the batch: its worse one stands
+                    if _RANK.get(code, 0) > _RANK.get(s.verdicts[broker], 0):
+                        s.verdicts[broker] = code
+                else:
+                    s.brokers.append(broker)
+                    s.verdicts[broker] = code
+                    self.summary.duplicates += bool(s.topic)  # copies of a record the leader keeps are not counted
                 if _RANK.get(code, 0) > _RANK.get(s.verdict, 0):
                     s.verdict = code
-                self.summary.duplicates += 1
                 continue
             if index.keeps(rec):
                 self.summary.kept_by_leader += 1
@@ -268,4 +272,4 @@ def salvaged(cluster: str | None, topic: str, partition: int, rec: ReadRecord, b
 def _placeholder(rec: ReadRecord, broker: int, code: str) -> SalvagedRecord:
     """Stands for a record the leader keeps (topic empty: never yielded)."""
     return SalvagedRecord(None, "", -1, rec.offset, -1, -1, "", None, None, [], -1, -1, -1, "none", code,
-                          {}, [], [], 0, rec.digest)
+                          {broker: code}, [broker], [], 0, rec.digest)
