@@ -3,6 +3,7 @@ moved on (the CRC-32C of a v2 batch covers the bytes from its attributes on, not
 
 from __future__ import annotations
 
+import random
 import struct
 from pathlib import Path
 
@@ -13,8 +14,10 @@ VALUE = 16 << 10  # bytes per record value: a batch of about 1 MiB
 
 
 def batch_template() -> bytes:
-    return build_batch([RecordData(offset=i, timestamp=1_700_000_000_000 + i, key=b"k%d" % i, value=bytes(VALUE))
-                        for i in range(RECORDS)], partition_leader_epoch=0)
+    """One batch of RECORDS records of VALUE random bytes each (the same bytes every time: seeded)."""
+    rnd = random.Random(0)
+    return build_batch([RecordData(offset=i, timestamp=1_700_000_000_000 + i, key=b"k%d" % i,
+                                   value=rnd.randbytes(VALUE)) for i in range(RECORDS)], partition_leader_epoch=0)
 
 
 def write_log_dir(root: Path, size: int, topic: str = "big") -> Path:
@@ -30,3 +33,13 @@ def write_log_dir(root: Path, size: int, topic: str = "big") -> Path:
             offset += RECORDS
             written += len(batch)
     return root
+
+
+def renumbered(batch: bytes, count: int, first_offset: int = 0) -> bytes:
+    """``count`` copies of ``batch`` one after another, each with the base offset that follows the one before."""
+    out = bytearray()
+    b = bytearray(batch)
+    for i in range(count):
+        struct.pack_into(">q", b, 0, first_offset + i * RECORDS)
+        out += b
+    return bytes(out)

@@ -113,3 +113,12 @@ def test_the_server_stops_in_the_middle_of_a_read(s3):
     # the segment not read is a finding (exit 1) or the scan stops with one line (exit 2)
     assert code in (1, 2), (code, err)
     assert "the store does not answer" in out + err or "UNREADABLE" in out, (out, err)
+
+
+@pytest.mark.parametrize("snapshot,out,what", [("s3://evidence/damaged", "s3a://evidence/damaged/out", "is inside"),
+                                               ("s3a://evidence/damaged", "s3://evidence", "contains"),
+                                               ("s3://evidence/damaged", "s3a://evidence/damaged/", "is")])
+def test_spark_output_in_or_above_a_bucket_prefix_of_evidence_is_refused(s3, snapshot, out, what):
+    code, _, err, _ = kforensics(s3.env(), "spark", snapshot, "--out", out)
+    assert code == 2 and f"{what} the evidence" in err, err
+    assert not (s3.basedir / "evidence" / "damaged" / "out").exists()
