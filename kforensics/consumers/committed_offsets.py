@@ -32,8 +32,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..findings import Finding, FindingLog, finding
-from ..formats.group_coordinator import TOPIC, decode
-from ..transactions.internal_log import coordinator_copies, logged_records  # noqa: F401  (re-exported)
+from ..formats.group_coordinator import TOPIC as TOPIC  # re-exported
+from ..formats.group_coordinator import decode
+from ..formats.internal_topics import CoordinatorRecord
+from ..transactions.internal_log import LoggedRecord, logged_records
+from ..transactions.internal_log import coordinator_copies as coordinator_copies  # re-exported
 
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 Key = tuple[str, str, int]  # group, topic, partition
@@ -58,7 +61,9 @@ class CommittedOffset:
     file: str | None = None
     position: int | None = None  # byte position of the record's batch in ``file``
     broker_id: int | None = None
-    copies: list[int | None] = field(default_factory=list)  # brokers whose copy holds this same commit
+    # brokers whose copy holds this same commit (a tuple: one shared by every commit of a single copy, where a list
+    # each cost 56 bytes a group)
+    copies: tuple[int | None, ...] = ()
 
     @property
     def key(self) -> Key:
@@ -102,7 +107,7 @@ class _Commit:
 
     __slots__ = ("key", "tombstone", "value", "value_version")
     key_type = "OffsetCommitKey"
-    findings: tuple = ()
+    findings: tuple[Finding, ...] = ()
 
     def __init__(self, key: dict[str, Any], value: dict[str, Any] | None, version: int | None):
         self.key, self.value, self.value_version, self.tombstone = key, value, version, value is None
@@ -156,8 +161,9 @@ def _fast_decode(key: bytes | None, value: bytes | None) -> _Commit | None:
         return None
 
 
-def _commit(rec, r, n: int, broker_id: int | None) -> CommittedOffset:
+def _commit(rec: _Commit | CoordinatorRecord, r: LoggedRecord, n: int, broker_id: int | None) -> CommittedOffset:
     k, v = rec.key, rec.value
+    assert k is not None and v is not None  # read_copy passes commits only
     epoch = v.get("leaderEpoch")
     expire = v.get("expireTimestamp")
     return CommittedOffset(k["group"], sys.intern(k["topic"]), int(k["partition"]), v["offset"],
@@ -206,7 +212,8 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
             log.add(replace(f, file=r.file, position=r.position))
         if rec.key_type not in OFFSET_KEYS or rec.key is None:
             continue
-        key = (rec.key["group"], rec.key["topic"], int(rec.key["partition"]))
+        # the topic interned here, so the key and the commit share one string (not one a group)
+        key = (rec.key["group"], sys.intern(rec.key["topic"]), int(rec.key["partition"]))
         if keep is not None and not keep(*key):
             continue
         c.records += 1
@@ -246,8 +253,10 @@ def merge_copies(copies: Iterable[CopyOffsets]) -> CommittedOffsets:
         out.aborted_commits += c.aborted_commits
         out.pending_commits += c.pending_commits
         out.findings += c.findings
-    merged: dict[Key, CommittedOffset] = {}
-    for n in sorted(by_partition):
+    numbers = sorted(by_partition)
+    # one partition (a scan's): its merge as it is, without a second map of every key
+    merged: dict[Key, CommittedOffset] = _merge(by_partition[numbers[0]]) if len(numbers) == 1 else {}
+    for n in numbers if len(numbers) > 1 else []:
         for key, co in _merge(by_partition[n]).items():
             have = merged.get(key)
             if have is None or have.commit_timestamp < co.commit_timestamp:
@@ -269,8 +278,9 @@ def _merge(copies: list[CopyOffsets]) -> dict[Key, CommittedOffset]:
     """Per key, the commit or deletion at the highest log offset among the copies of one partition."""
     if len(copies) == 1:  # one copy (a scan): its commits as they are, without a second map of every key
         (c,) = copies
+        one = (c.broker_id,)
         for co in c.loaded.values():
-            co.copies = [c.broker_id]
+            co.copies = one
         return c.loaded
     best: dict[Key, tuple[int, CommittedOffset | None]] = {}
     for c in copies:
@@ -281,11 +291,11 @@ def _merge(copies: list[CopyOffsets]) -> dict[Key, CommittedOffset]:
             if key not in best or best[key][0] < off:
                 best[key] = (off, None)
     out: dict[Key, CommittedOffset] = {}
-    for key, (_, co) in best.items():
-        if co is None:
+    for key, (_, winner) in best.items():
+        if winner is None:
             continue
-        co.copies = [c.broker_id for c in copies if _same(c.loaded.get(key), co)]
-        out[key] = co
+        winner.copies = tuple(c.broker_id for c in copies if _same(c.loaded.get(key), winner))
+        out[key] = winner
     return out
 
 

@@ -187,15 +187,15 @@ def partition_impact(p: Any, commits: list[CommittedOffset], *, validates: bool 
             consumed, _distinct_records(mine, x), sources, nxt.outcome, nxt.position, nxt.validated,
             nxt.epoch_answer)
         replaced = intersect(consumed, coverage)  # where the new leader holds other records than those consumed
-        if nxt.outcome == FETCHES:
-            imp.skipped = below(replaced, nxt.position)
+        at = nxt.position  # where it fetches next (None: wherever auto.offset.reset puts it)
+        if nxt.outcome == FETCHES and at is not None:
+            imp.skipped = below(replaced, at)
             imp.detail = nxt.reason + (
                 f"; it never receives the new leader's records at {_text(imp.skipped)}, which replaced those it "
                 "consumed" if imp.skipped else "")
-        elif nxt.outcome == TRUNCATION_DETECTED:
-            imp.skipped = below(replaced, nxt.position)
-            imp.reread = intersect([(nxt.position, min(x, log_end) - 1)], coverage) if nxt.position < min(x, log_end) \
-                else []
+        elif nxt.outcome == TRUNCATION_DETECTED and at is not None:
+            imp.skipped = below(replaced, at)
+            imp.reread = intersect([(at, min(x, log_end) - 1)], coverage) if at < min(x, log_end) else []
             imp.detail = nxt.reason + (f"; it receives {_text(imp.reread)} again, now the new leader's records"
                                        if imp.reread else "")
         else:
@@ -211,15 +211,19 @@ def partition_impact(p: Any, commits: list[CommittedOffset], *, validates: bool 
         imp.skipped_records = span(imp.skipped)
         digests = [d for _, v in mine for d in (v.digests or []) if d.offset < x]
         if any(v.digests is not None for _, v in mine):
-            seen = set()
-            imp.digests = [d for d in digests if not (d.offset in seen or seen.add(d.offset))]
+            seen: set[int] = set()
+            imp.digests = []
+            for d in digests:
+                if d.offset not in seen:
+                    seen.add(d.offset)
+                    imp.digests.append(d)
         out.append(imp)
     return out
 
 
 def _distinct_records(mine: list[tuple[LostRange, Any]], end: int) -> int:
     """Records below ``end`` across the sources, each offset counted once (the first source that has it)."""
-    total, counted = 0, []
+    total, counted = 0, list[Range]()
     for lr, v in sorted(mine, key=lambda m: (m[0].first_offset, m[0].broker_id)):
         todo = [(lr.first_offset, min(lr.last_offset, end - 1))]
         for a, b in counted:
@@ -249,8 +253,8 @@ def impact_findings(impacts: list[ConsumerImpact]) -> list[Finding]:
     """The findings the impacts make, placed at each group's commit record in ``__consumer_offsets``."""
     out = []
     for i in impacts:
-        where = dict(file=i.commit_file, position=i.commit_position, group=i.group, topic=i.topic,
-                     partition=i.partition, committed_offset=i.committed_offset)
+        where: dict[str, Any] = dict(file=i.commit_file, position=i.commit_position, group=i.group, topic=i.topic,
+                                     partition=i.partition, committed_offset=i.committed_offset)
         tp = f"{i.topic}-{i.partition}"
         if i.consumed_lost:
             out.append(finding("CONSUMED_RECORDS_LOST", f"group {i.group!r} consumed {i.consumed_lost_records} "
@@ -273,7 +277,8 @@ def committed_offsets_of(report: Any, log_dirs: dict[int | None, list[Any]] | No
     """The committed offsets of the groups of the partitions a replay report replayed, from the
     ``__consumer_offsets`` partitions in its brokers' log dirs (or in ``log_dirs``, broker id -> log dirs:
     e.g. a scenario's ``Scenario.log_dirs``)."""
-    from .committed_offsets import coordinator_copies, read_committed_offsets
+    from ..transactions.internal_log import coordinator_copies
+    from .committed_offsets import read_committed_offsets
 
     wanted = {(p.topic, p.partition) for p in report.partitions}
     dirs = log_dirs if log_dirs is not None else {b.broker_id: list(b.log_dirs) for b in report.brokers}

@@ -3,29 +3,38 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..findings import Finding
+    from .committed_offsets import CommittedOffset, CommittedOffsets
+    from .impact import ConsumerImpact
+    from .read_committed import TransactionsAfterReplay
 
 
 @dataclass
 class ReplayImpact:
     """What the replay does to consumers and transactions: the analyses' results, gathered for rendering."""
 
-    committed: Any  # CommittedOffsets of the replayed partitions
-    consumer_impact: list[Any] = field(default_factory=list)  # ConsumerImpact per affected group and partition
-    transactions: list[Any] = field(default_factory=list)  # TransactionsAfterReplay per partition that loses records
-    findings: list[Any] = field(default_factory=list)
+    committed: CommittedOffsets  # of the replayed partitions
+    consumer_impact: list[ConsumerImpact] = field(default_factory=list)  # per affected group and partition
+    transactions: list[TransactionsAfterReplay] = field(default_factory=list)  # per partition that loses records
+    findings: list[Finding] = field(default_factory=list)
 
-    def __json__(self) -> dict:
+    def __json__(self) -> dict[str, Any]:
         return {"committed_offsets": self.committed, "consumer_impact": self.consumer_impact,
                 "transactions": self.transactions}
 
 
-def replay_impact(report, log_dirs) -> ReplayImpact:
+def replay_impact(report: Any, log_dirs: dict[int | None, list[Any]]) -> ReplayImpact:
+    # report: a kforensics.replay.report.ReplayReport (the replay is above this package: not imported)
     """Committed offsets, consumer impact and the transactions after the replay, from the brokers' log dirs
     (``log_dirs``: broker id -> log dirs, with the internal topics' partitions).  Only partitions whose replay
     loses or forks records can affect a group or a transaction: without any, ``__consumer_offsets`` is not read."""
+    from ..formats.group_coordinator import TOPIC
+    from ..transactions.internal_log import coordinator_copies
     from ..verdict_rules import affects_consumers
-    from .committed_offsets import TOPIC, CommittedOffsets, coordinator_copies, read_committed_offsets
+    from .committed_offsets import CommittedOffsets, read_committed_offsets
     from .impact import consumer_impact, impact_findings
     from .read_committed import transactions_after_replay
 
@@ -43,13 +52,15 @@ def replay_impact(report, log_dirs) -> ReplayImpact:
     return ReplayImpact(committed, impacts, after, findings)
 
 
-def transaction_findings(after) -> list:
+def transaction_findings(after: TransactionsAfterReplay) -> list[Finding]:
     """The findings of one partition's transactions after the replay (``after``: a ``TransactionsAfterReplay``):
     the new leader's (open, hanging) and the reopened ones'."""
     return (after.leader_transactions.findings if after.leader_transactions is not None else []) + after.findings
 
 
-def partition_replay_impact(p, commits, logs, *, coordinator=None) -> ReplayImpact:
+def partition_replay_impact(p: Any, commits: list[CommittedOffset] | None,
+                            logs: dict[tuple[int | None, str, int], Any] | None, *, coordinator: Any = None
+                            ) -> ReplayImpact:
     """What the replay of one partition (``p``, a ``PartitionReplay``) does to its consumer groups and
     transactions, as :func:`replay_impact` finds it for a whole report: ``commits`` are the groups' committed
     offsets of this partition (from every broker's copy of ``__consumer_offsets``), ``logs`` the replicas'

@@ -22,6 +22,10 @@ import io
 import os
 import tempfile
 import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 #: bytes inflated per read of the decompressor
 CHUNK = 1 << 20
@@ -34,7 +38,7 @@ BZIP2_MAGIC = b"BZh"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 
 
-def decompressor(raw):
+def decompressor(raw: io.BufferedReader) -> io.BufferedIOBase | None:
     """A forward reader of the inflated content of ``raw`` (a binary file object at its start), or None when
     the stream is not compressed (or not in a format this reader knows)."""
     head = raw.peek(6)[:6] if hasattr(raw, "peek") else b""
@@ -61,7 +65,7 @@ class Spool(io.RawIOBase):
     Not thread-safe: the archive that owns it serialises reads under its lock.
     """
 
-    def __init__(self, stream, *, directory: str | None = None):
+    def __init__(self, stream: io.BufferedIOBase, *, directory: str | None = None):
         super().__init__()
         self.stream = stream
         self._tmp = tempfile.TemporaryFile(prefix="kforensics-spool-", dir=directory)
@@ -110,7 +114,7 @@ class Spool(io.RawIOBase):
                 os.pwrite(self._fd, piece, self.spooled)
             self.spooled += len(piece)
 
-    def readinto(self, b) -> int:
+    def readinto(self, b: WriteableBuffer) -> int:
         mv = memoryview(b).cast("B")
         want = len(mv)
         if not want:

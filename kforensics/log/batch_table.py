@@ -48,18 +48,21 @@ class BatchTable:
         self.data = data  # (rows, NCOLS) int64; the reader makes it column-major (any layout works)
 
     def __len__(self) -> int:
-        return self.data.shape[0]
+        return int(self.data.shape[0])
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self.data[:, COL[name]]
+        column: np.ndarray = self.data[:, COL[name]]
+        return column
 
     def crc_valid(self) -> np.ndarray:
-        return self["crc"] == self["crc_computed"]
+        valid: np.ndarray = self["crc"] == self["crc_computed"]
+        return valid
 
     def first_offsets(self) -> np.ndarray:
         """Each entry's first offset; a legacy wrapper's (unknown without decompression) is its last."""
         base = self["base_offset"]
-        return np.where(base >= 0, base, self["last_offset"])
+        first: np.ndarray = np.where(base >= 0, base, self["last_offset"])
+        return first
 
 
 #: rows of padding between the columns of a new table: with columns a multiple of 4 KiB apart, the walk's

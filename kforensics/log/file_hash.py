@@ -30,7 +30,7 @@ MAX_PREFETCH = 100_000
 
 _POOL: ThreadPoolExecutor | None = None
 _LOCK = threading.Lock()
-_PREFETCHED: dict[str, tuple[tuple[int, int, int, int], "FileHash"]] = {}
+_PREFETCHED: dict[str, tuple[tuple[int, int, int, int], FileHash]] = {}
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -52,7 +52,7 @@ class FileHash:
     def __init__(self, path: str):
         self.path = path
         self._stop = False
-        self._future: Future = _pool().submit(self._run)
+        self._future: Future[str | None] = _pool().submit(self._run)
 
     def _run(self) -> str | None:
         h = hashlib.sha256()

@@ -84,7 +84,7 @@ def segment_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
-def classify_name(path: str | os.PathLike) -> FileKind:
+def classify_name(path: str | os.PathLike[str]) -> FileKind:
     """Classify a file by its name alone."""
     name = os.path.basename(os.fspath(path))
     leftover = None

@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .file_kinds import (OFFSET_CHECKPOINTS, ROOT_FILES, SKIPPED_DIRS, FileKind, classify_name,
-                         parse_partition_dir_name)
+from .file_kinds import OFFSET_CHECKPOINTS, ROOT_FILES, SKIPPED_DIRS, FileKind, classify_name, parse_partition_dir_name
 from .listing import as_path, list_dir
 from .partition import PartitionLog, open_partition
 from .side_files import SideFile, read_side_file
@@ -88,7 +87,7 @@ def looks_like_log_dir(path: Any) -> bool:
     return False
 
 
-def find_log_dirs(root: Any) -> list:
+def find_log_dirs(root: Any) -> list[Any]:
     """Every log dir at or below ``root`` (a corpus or snapshot may hold several brokers)."""
     root = as_path(root)
     if looks_like_log_dir(root):

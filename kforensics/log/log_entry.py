@@ -7,6 +7,7 @@ import numpy as np
 from ..formats import legacy, record_batch
 from . import kernels
 from .batch_table import COL, FLAG_RECOVERED, new_batch_rows
+from .paths import Evidence
 from .sources import open_binary
 
 #: Largest entry held in memory whole; larger ones are CRC-checked by streaming.
@@ -23,7 +24,7 @@ class Batch:
         self.row = row
         self.raw = raw
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> int:  # a header field (see BATCH_COLUMNS)
         try:
             return self.row[COL[name]]
         except KeyError:
@@ -42,7 +43,7 @@ class Batch:
         return bool(self.row[COL["flags"]] & FLAG_RECOVERED)
 
 
-def read_entry(path, position: int, size: int, *, max_entry: int = DEFAULT_MAX_ENTRY) -> Batch | None:
+def read_entry(path: Evidence, position: int, size: int, *, max_entry: int = DEFAULT_MAX_ENTRY) -> Batch | None:
     """One entry read back at a known position (its size bounded), or None when it no longer frames there
     (a short read included: the file shrank or the copy is cut)."""
     if not HEADER_PREFIX <= size <= max_entry:

@@ -13,13 +13,13 @@ from typing import Any
 from ..findings import DecodeError, Finding, FindingLog, finding
 from ..formats.record_batch import CONTROL_BIT
 from .file_kinds import classify_name, is_metadata_dir, parse_partition_dir_name, snapshot_id
-from .listing import as_path
-from .side_files import FileRecord
-from .sources import NotRegularFile, resolve
+from .listing import Unreadable, as_path
 from .log_dir import LogDir, find_log_dirs, open_log_dir
 from .partition import PartitionLog, open_partition
 from .records import EntryRecords
 from .segment_reader import SegmentReader
+from .side_files import FileRecord
+from .sources import NotRegularFile, resolve
 
 
 @dataclass(slots=True)
@@ -32,7 +32,7 @@ class MetadataEntry:
     value: bytes | None
     file: str
     position: int
-    control: dict | None = None
+    control: dict[str, Any] | None = None  # a control record's decoded value
 
 
 @dataclass
@@ -105,8 +105,10 @@ def find_metadata_sources(inputs: list[Any]) -> MetadataSources:
                 elif kind.kind == "log":
                     src.logs.setdefault(str(p.parent), []).append(p)
             elif is_metadata_dir(p.name):
-                unreadable: list = []
-                pd = open_partition(p, parse_partition_dir_name(p.name), unreadable)
+                unreadable: Unreadable = []
+                name = parse_partition_dir_name(p.name)
+                assert name is not None  # is_metadata_dir parsed it
+                pd = open_partition(p, name, unreadable)
                 for path, err in unreadable:
                     src.findings.append(finding("UNREADABLE_DIR", f"cannot list: {err}", file=path))
                 parent = p.parent
@@ -127,11 +129,11 @@ def _unreadable(label: str, e: OSError) -> Finding:
     return finding("UNREADABLE_FILE", f"cannot read: {e.strerror or e}", file=label)
 
 
-def read_metadata_entries(path: Any) -> tuple[list[MetadataEntry], dict[str, dict], list[Finding]]:
+def read_metadata_entries(path: Any) -> tuple[list[MetadataEntry], dict[str, dict[str, Any]], list[Finding]]:
     """Every record of a metadata segment or snapshot in order (control records as offset placeholders),
     the control records seen by type, and the findings (a file that cannot be read is one of them)."""
     out: list[MetadataEntry] = []
-    controls: dict[str, dict] = {}
+    controls: dict[str, dict[str, Any]] = {}
     log = FindingLog()
     reader = SegmentReader(path)
     label = reader.label

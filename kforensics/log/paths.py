@@ -46,3 +46,18 @@ class EvidencePath(Protocol):
 #: what the log layer's functions take for a file or directory: a local path (a string or ``os.PathLike``, made a
 #: ``Path`` by ``listing.as_path``) or any :class:`EvidencePath`
 Evidence: TypeAlias = "str | os.PathLike[str] | EvidencePath"
+
+
+class EvidenceFile(Protocol):
+    """An open, read-only evidence file as ``sources.open_binary`` gives it (a local file, an archive member, a
+    remote file): read, read into, seek."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def readinto(self, buffer: memoryview, /) -> int | None: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
+    def close(self) -> None: ...
+
+    def fileno(self) -> int: ...  # a local file's descriptor; others raise OSError (they are sized by stat())

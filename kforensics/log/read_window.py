@@ -11,12 +11,17 @@ no read loop can wait for bytes that will never come.
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .file_hash import HASH_APART
+from .file_hash import HASH_APART, FileHash
+from .paths import EvidenceFile
+
+if TYPE_CHECKING:
+    from hashlib import _Hash
 
 _HASH_POOL: ThreadPoolExecutor | None = None
 
@@ -46,7 +51,7 @@ class HeldBytes:
         rel = position - self.file_pos
         if rel < 0 or rel + length > self.n:
             return None
-        return memoryview(self.buf)[rel : rel + length]
+        return self.buf.data[rel : rel + length]
 
 
 class Window:
@@ -57,14 +62,14 @@ class Window:
     taken at open).
     """
 
-    def __init__(self, fh, size: int, capacity: int, hasher=None):
+    def __init__(self, fh: EvidenceFile, size: int, capacity: int, hasher: _Hash | None = None):
         self.fh = fh
         self.size = size
         self.opened_size = size
         self.short_at: int | None = None
         self.hasher = hasher  # fed every byte once, in order, as it is first read
         self.hashed = 0
-        self._pending = None
+        self._pending: Future[None] | None = None
         self.buf = np.empty(capacity, dtype=np.uint8)
         self.file_pos = 0
         self.n = 0
@@ -103,7 +108,7 @@ class Window:
         if self.at_eof:
             return
         self.fh.seek(self.end)
-        mv = memoryview(self.buf)
+        mv = self.buf.data
         while self.n < self.buf.shape[0] and not self.at_eof:
             at = self.end
             got = self.fh.readinto(mv[self.n : self.n + self.size - at])
@@ -150,10 +155,10 @@ class Window:
         rel = pos - self.file_pos
         if rel < 0 or rel + length > self.n:
             return None
-        return memoryview(self.buf)[rel : rel + length]
+        return self.buf.data[rel : rel + length]
 
 
-def file_digest(file_hash, win: Window) -> str | None:
+def file_digest(file_hash: FileHash | None, win: Window) -> str | None:
     """The file's SHA-256: from its hash apart (``file_hash``), or from the walk's reads.  When the hash apart
     could not read the file (it went away or was replaced since it was opened), the file this reader holds
     open is hashed again from its start: the digest is always of the bytes the walk read."""

@@ -8,7 +8,7 @@ the comparisons with Kafka's own view.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,6 +17,9 @@ from ..formats import record_batch
 from ..formats.compression import CODECS
 from . import kernels
 from .record_offsets import wrap_sequence
+
+if TYPE_CHECKING:
+    from .log_entry import Batch
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 
@@ -78,7 +81,7 @@ class BatchEntry:
     recovered: bool = False
 
 
-def batch_entry(b) -> BatchEntry:
+def batch_entry(b: Batch) -> BatchEntry:
     """The header fields of a shallow :class:`~kforensics.log.segment_reader.Batch`."""
     attrs = b.attributes
     codec = attrs & record_batch.COMPRESSION_MASK
@@ -123,7 +126,7 @@ class RecordTable:
     errors: list[Finding]
 
     def __len__(self) -> int:
-        return self.data.shape[0]
+        return int(self.data.shape[0])
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.data[:, kernels.get().RCOL[name]]

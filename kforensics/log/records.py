@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from construct import ConstructError
@@ -26,7 +26,10 @@ from ..formats import legacy, record_batch
 from ..formats.compression import CODECS, decompress
 from ..formats.control import decode_control
 from . import kernels
-from .batch_table import COL, new_batch_rows
+from .batch_table import COL, BatchTable, new_batch_rows
+from .kernels.kernel_set import Kernels
+from .log_entry import Batch
+from .read_window import HeldBytes
 from .record_offsets import OffsetOrder, last_offset_delta, wrap_long, wrap_sequence
 from .record_types import (
     TIMESTAMP_TYPES,
@@ -44,7 +47,14 @@ RECORD_CHUNK = 1 << 16
 #: Rows turned into Python values at a time.
 _PY_ROWS = 1 << 12
 
-def _digest(data) -> str | None:
+if TYPE_CHECKING:
+    from .segment_reader import SegmentReader
+
+#: what the columnar path hands out: a chunk's batch table and one of its record tables
+TablePair = tuple[BatchTable, "RecordTable"]
+
+
+def _digest(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
@@ -59,14 +69,14 @@ class EntryRecords:
     decoding goes on; anything else stops it.
     """
 
-    def __init__(self, batch, *, with_data: bool = False, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+    def __init__(self, batch: Batch, *, with_data: bool = False, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
                  file: str | None = None):
         self.batch = batch
         self.with_data = with_data
         self.max_decompressed = max_decompressed
         self.file = file
         self.findings: list[Finding] = []
-        self._payload: bytes | None = None
+        self._payload: bytes | bytearray | None = None
 
     # ------------------------------------------------------------ errors
     @property
@@ -82,7 +92,7 @@ class EntryRecords:
         self._add(finding(code, message, file=self.file,
                           position=self.batch.position if position is None else position, **facts))
 
-    def _decoded_payload(self, data, start: int) -> bytes | None:
+    def _decoded_payload(self, data: memoryview, start: int) -> bytes | bytearray | None:
         """The decompressed payload (cached), or None with ``error`` set.
 
         ``start`` is the file position of ``data`` (the compressed section):
@@ -116,6 +126,8 @@ class EntryRecords:
         b = self.batch
         K = kernels.get()
         raw = b.raw
+        if raw is None:  # checked by __iter__
+            return
         codec = b.attributes & record_batch.COMPRESSION_MASK
         section = raw[record_batch.HEADER_SIZE :]
         if codec:
@@ -156,11 +168,13 @@ class EntryRecords:
                     where, record_index=done, decompressed_position=None if in_file is not None else stop)
             return
 
-    def _v2_record(self, payload: bytes, row: list[int], c: dict[str, int], log_append: bool, control: bool) -> Record:
+    def _v2_record(self, payload: bytes | bytearray, row: list[int], c: dict[str, int], log_append: bool,
+                   control: bool) -> Record:
         b = self.batch
         ks, kl, vs, vl = row[c["key_pos"]], row[c["key_len"]], row[c["value_pos"]], row[c["value_len"]]
-        key = payload[ks : ks + kl] if kl >= 0 else None
-        value = payload[vs : vs + vl] if vl >= 0 else None
+        # bytes whatever the payload is (a decompressed one may be a bytearray); no copy of a bytes slice
+        key = bytes(payload[ks : ks + kl]) if kl >= 0 else None
+        value = bytes(payload[vs : vs + vl]) if vl >= 0 else None
         rec = Record(
             # Java's long arithmetic: a value past the range wraps, as Kafka's accessors return it
             offset=wrap_long(b.base_offset + row[c["offset_delta"]]),
@@ -189,6 +203,8 @@ class EntryRecords:
             if b.value_length == -2 or b.key_length == -2:
                 self._fail("BAD_MESSAGE", "key or value length overruns the message")
                 return
+            if b.raw is None:  # checked by __iter__
+                return
             yield _legacy_record(b.raw, b.value_position - b.position, b.size_in_bytes, b.key_length,
                                  b.value_length, b.last_offset, b.max_timestamp if b.magic >= 1 else -1,
                                  self.with_data, b.crc, b.is_valid)
@@ -199,7 +215,7 @@ class EntryRecords:
             for r in _py_rows(chunk):
                 pos, size = r[COL["position"]], r[COL["size_in_bytes"]]
                 crc, computed = r[COL["crc"]], r[COL["crc_computed"]]
-                valid = crc == (computed if computed >= 0 else legacy.compute_crc(inner[pos : pos + size]))
+                valid = crc == (computed if computed >= 0 else legacy.compute_crc(memoryview(inner)[pos : pos + size]))
                 rel = r[COL["last_offset"]]
                 off = shift + rel
                 if not valid:
@@ -312,7 +328,7 @@ def _py_rows(table: np.ndarray) -> Iterator[list[int]]:
         yield from table[a : a + _PY_ROWS].tolist()
 
 
-def _walk_inner(K, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool, int]]:
+def _walk_inner(K: Kernels, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool, int]]:
     """Chunks of inner-message rows: ``(rows, complete, position)``; the last chunk's flag is False when the set
     is damaged at ``position``."""
     out = new_batch_rows(RECORD_CHUNK)
@@ -329,7 +345,7 @@ def _walk_inner(K, buf: np.ndarray, n: int) -> Iterator[tuple[np.ndarray, bool, 
 _HEADER_ARRAY = record_batch.CountPrefixedArray(record_batch.VarInt, record_batch.RecordHeader)
 
 
-def _headers(payload: bytes, pos: int, count: int, with_data: bool, end: int) -> list[RecordHeader]:
+def _headers(payload: bytes | bytearray, pos: int, count: int, with_data: bool, end: int) -> list[RecordHeader]:
     if count <= 0:
         return []
     # re-parse from the count field to the record's end (never a copy of the rest of the payload): the kernel
@@ -342,8 +358,8 @@ def _headers(payload: bytes, pos: int, count: int, with_data: bool, end: int) ->
     return out
 
 
-def _legacy_record(buf, value_pos: int, size: int, key_length: int, value_length: int, offset: int, ts: int,
-                   with_data: bool, crc: int, valid: bool) -> Record:
+def _legacy_record(buf: memoryview | bytes | bytearray, value_pos: int, size: int, key_length: int,
+                   value_length: int, offset: int, ts: int, with_data: bool, crc: int, valid: bool) -> Record:
     """A legacy message from the walk's columns (positions in ``buf``): its key ends 4 bytes (the value
     length) before its value.  Negative lengths are null, as ``LegacyRecord`` reads them."""
     key = None if key_length < 0 else bytes(buf[value_pos - 4 - key_length : value_pos - 4])
@@ -362,7 +378,8 @@ def _legacy_record(buf, value_pos: int, size: int, key_length: int, value_length
 RECORD_TABLE_ROWS = 1 << 16
 
 
-def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED, rows: int = RECORD_TABLE_ROWS):
+def iter_record_tables(reader: SegmentReader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
+                       rows: int = RECORD_TABLE_ROWS) -> Iterator[TablePair]:
     """Deep-decode a whole segment in columnar form: ``(BatchTable, RecordTable)`` pairs.
 
     The fast deep path (no per-record Python objects): uncompressed v2
@@ -383,7 +400,7 @@ def iter_record_tables(reader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESS
 class _RecordTables:
     """The record tables of one chunk of batches (see :func:`iter_record_tables`)."""
 
-    def __init__(self, K, table, reader, max_decompressed: int, rows: int):
+    def __init__(self, K: Kernels, table: BatchTable, reader: SegmentReader, max_decompressed: int, rows: int):
         self.K, self.table, self.reader, self.max_decompressed, self.rows = K, table, reader, max_decompressed, rows
         self.label = reader.label
         self.parts: list[tuple[np.ndarray, np.ndarray, int]] = []  # (rows, batch index per row, file offset)
@@ -392,11 +409,11 @@ class _RecordTables:
         self.order: dict[int, OffsetOrder] = {}
         self.emitted = False
 
-    def _error(self, i: int, code: str, message: str, **facts) -> None:
+    def _error(self, i: int, code: str, message: str, **facts: Any) -> None:
         self.errors.append(finding(code, message, file=self.label, position=int(self.table["position"][i]),
                                    **facts))
 
-    def _add(self, data: np.ndarray, bidx: np.ndarray, shift: int):
+    def _add(self, data: np.ndarray, bidx: np.ndarray, shift: int) -> Iterator[TablePair]:
         """Rows for the current table; yields a full one when ``rows`` are reached."""
         if len(data):
             self.parts.append((data, bidx, shift))
@@ -404,7 +421,7 @@ class _RecordTables:
         if self.n >= self.rows:
             yield self._emit()
 
-    def _emit(self):
+    def _emit(self) -> TablePair:
         K, t = self.K, self.table
         rc = K.RCOL
         if self.parts:
@@ -437,7 +454,8 @@ class _RecordTables:
             self._error(i, code, order.message(code, k, delta, order.last), record_index=k, offset_delta=delta,
                         last_offset_delta=order.last)
 
-    def _single(self, i: int, buf: np.ndarray, start: int, end: int, count: int, shift: int):
+    def _single(self, i: int, buf: np.ndarray, start: int, end: int, count: int, shift: int
+                ) -> Iterator[TablePair]:
         """One batch's records, decoded a table at a time (a batch may hold more records than a table)."""
         K = self.K
         out = K.new_record_table(min(self.rows, (end - start) // record_batch.MIN_RECORD_SIZE + 1))
@@ -454,13 +472,16 @@ class _RecordTables:
                 self._error(i, "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[st], record_index=done)
             return
 
-    def run(self):
+    def run(self) -> Iterator[TablePair]:
         t = self.table
         held = self.reader.held()
         magic = t["magic"]
         codec = t["attributes"] & record_batch.COMPRESSION_MASK
         pos, size, counts = t["position"], t["size_in_bytes"], t["records_count"]
-        in_window = (pos >= held.file_pos) & (pos + size <= held.end) if held is not None else np.zeros(len(t), bool)
+        if held is None:  # no batch bytes in the window: nothing to decode here
+            yield self._emit()
+            return
+        in_window = (pos >= held.file_pos) & (pos + size <= held.end)
         plain = np.nonzero((magic == record_batch.MAGIC) & (codec == 0) & in_window)[0]
         if len(plain):
             yield from self._plain(plain, held)
@@ -479,7 +500,7 @@ class _RecordTables:
         if self.parts or self.errors or not self.emitted:
             yield self._emit()
 
-    def _plain(self, plain: np.ndarray, held):
+    def _plain(self, plain: np.ndarray, held: HeldBytes) -> Iterator[TablePair]:
         """Uncompressed batches: many per compiled call, each batch's rows bounded by its bytes."""
         K, t = self.K, self.table
         rc = K.RCOL

@@ -20,6 +20,7 @@ import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import crc32c
 import numpy as np
@@ -35,8 +36,9 @@ from .batch_table import (
     BatchTable,
     new_batch_rows,
 )
-from .file_hash import HASH_APART, digest_of
+from .file_hash import HASH_APART, FileHash, digest_of
 from .log_entry import DEFAULT_MAX_ENTRY, HEADER_PREFIX, Batch, read_entry
+from .paths import Evidence, EvidenceFile
 from .read_window import HeldBytes, Window, file_digest
 from .sources import file_size, open_binary
 
@@ -98,7 +100,7 @@ class SegmentReader:
 
     def __init__(
         self,
-        path: str | os.PathLike,
+        path: Evidence,
         *,
         window: int = DEFAULT_WINDOW,
         rows: int = DEFAULT_ROWS,
@@ -118,7 +120,7 @@ class SegmentReader:
         self._cut_entry: int | None = None
 
     # ------------------------------------------------------------------ findings
-    def _finding(self, code: str, message: str, position: int | None, **facts) -> None:
+    def _finding(self, code: str, message: str, position: int | None, **facts: Any) -> None:
         # capped per code: a segment of a million bad batches yields a hundred findings and a count
         self._log.add(finding(code, message, file=self.label, position=position, **facts))
 
@@ -158,15 +160,15 @@ class SegmentReader:
         if self.summary.kafka_stop is None:
             self.summary.kafka_valid_bytes = self.summary.size
 
-    def _open_window(self, fh) -> tuple[Window, object]:
+    def _open_window(self, fh: EvidenceFile) -> tuple[Window, FileHash | None]:
         """The window over the opened file, and the hash computed apart from the walk (None: the walk hashes)."""
-        local = isinstance(self.path, str)
-        size = os.fstat(fh.fileno()).st_size if local else file_size(self.path)
+        local = self.path if isinstance(self.path, str) else None
+        size = os.fstat(fh.fileno()).st_size if local is not None else file_size(self.path)
         self.summary.size = self.summary.opened_size = size
         # a local file is hashed apart from the walk (see file_hash); an archive member or a remote file is
         # hashed from the walk's own reads, so its bytes are fetched or inflated once
         # (a small file is hashed on this thread from the walk's reads: a thread costs more than its hash)
-        file_hash = digest_of(self.path, fh.fileno()) if self.sha256 and local and size > HASH_APART else None
+        file_hash = digest_of(local, fh.fileno()) if self.sha256 and local is not None and size > HASH_APART else None
         win = Window(fh, size, min(self.window_size, max(size, HEADER_PREFIX)),
                      hashlib.sha256() if self.sha256 and file_hash is None else None)
         self._win = win
@@ -411,6 +413,8 @@ class SegmentReader:
             if status == kernels.RESYNC_FOUND:
                 return cpos, nonzero
             declared = self._declared_size(win, cpos)
+            # the kernel checks a candidate's header in the window, so its size field is there
+            assert declared is not None
             if status == kernels.RESYNC_UNCHECKED:
                 if self._crc_ok(win.bytes_at(cpos, declared)):
                     return cpos, nonzero
@@ -424,7 +428,8 @@ class SegmentReader:
                 if cand == 0 and (status == kernels.RESYNC_FOUND or (
                         status == kernels.RESYNC_UNCHECKED and self._crc_ok(win.bytes_at(cpos, declared)))):
                     return cpos, nonzero
-            nonzero += int(win.bytes_at(cpos, 1)[0] != 0) if win.bytes_at(cpos, 1) is not None else 0
+            first = win.bytes_at(cpos, 1)
+            nonzero += int(first[0] != 0) if first is not None else 0
             pos = cpos + 1
 
     @staticmethod

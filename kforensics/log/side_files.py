@@ -83,7 +83,8 @@ def decoder(kind: str, base_offset: int | None = None) -> Callable[[bytes], Any]
         return lambda data: module.decode(data, base_offset)
     if name == "checkpoint":
         return lambda data: module.decode(data, kind)
-    return module.decode
+    decode: Callable[[bytes], Any] = module.decode
+    return decode
 
 
 def read_side_file(path: Any, kind: FileKind | str | None = None, *, base_offset: int | None = None) -> SideFile:

@@ -199,13 +199,13 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
             if pd.name.suffix is None and pd.is_metadata_log:
                 metadata_logs.append(pd)
             if pd.name.suffix is None:
-                key = (pd.topic, pd.partition)
-                if key in where:
+                tp = (pd.topic, pd.partition)
+                if tp in where:
                     # Kafka refuses to start with one partition in two log dirs
-                    findings.add(finding("DUPLICATE_PARTITION", f"{pd.dir_name} is also in {where[key]}: Kafka "
+                    findings.add(finding("DUPLICATE_PARTITION", f"{pd.dir_name} is also in {where[tp]}: Kafka "
                                                                 "refuses to start with a partition in two log dirs",
-                                         file=pd.path, other=where[key]))
-                where.setdefault(key, str(pd.path))
+                                         file=pd.path, other=where[tp]))
+                where.setdefault(tp, str(pd.path))
             partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
                                              progress=progress))
     name_truncated_topics(partitions, findings)
@@ -227,7 +227,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     return report
 
 
-def finding_key(f: Finding) -> tuple:
+def finding_key(f: Finding) -> tuple[object, ...]:
     """What makes two findings the same observation (messages may be worded differently by two readers)."""
     return (f.code, f.file, f.position, f.line, f.facts.get("offset"), f.facts.get("finding_code"),
             f.facts.get("member"))

@@ -124,7 +124,7 @@ class PartitionScan:
     def worst(self) -> Severity | None:
         return worst(self.findings)
 
-    def __json__(self) -> dict:
+    def __json__(self) -> dict[str, object]:
         # findings and files are listed once, at the report's top level
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("findings", "files")}
         if self.transactions is not None:
@@ -185,6 +185,6 @@ class ScanReport:
     def max_severity(self) -> Severity | None:
         return worst(self.all_findings())
 
-    def __json__(self) -> dict:
+    def __json__(self) -> dict[str, object]:
         return {"kafka_version": self.kafka_version, "broker": self.broker, "partitions": self.partitions,
                 "findings": self.all_findings(), "files": self.files, "checkpoints": self.checkpoints}

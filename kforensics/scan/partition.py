@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,10 +39,15 @@ from ..log.file_kinds import classify_name
 from ..log.metadata_log import read_metadata_file
 from ..log.partition import ORPHANS_KEPT, PartitionLog
 from ..log.segment import LogSegment
+from ..log.segment_reader import ReadSummary
+from ..log.side_files import FileRecord, SideFile
 from ..log.sources import NotRegularFile
-from ..recovery.plan import plan_recovery
+from ..recovery.plan import SegmentExtent, plan_recovery
 from ..transactions.producer_state import TransactionTracker
 from .model import PartitionContext, PartitionScan, SegmentFacts
+
+if TYPE_CHECKING:
+    from ..transactions.coordinator import CoordinatorView
 
 SCAN_WINDOW = 4 << 20
 SCAN_ROWS = 1 << 14
@@ -65,9 +70,9 @@ class CoordinatorSource:
     def __init__(self, log_dirs: dict[int | None, list[Any]]):
         self.log_dirs = log_dirs
         self.read = False
-        self.view = None
+        self.view: CoordinatorView | None = None
 
-    def __call__(self):
+    def __call__(self) -> CoordinatorView | None:
         if not self.read:
             from ..transactions.coordinator import coordinator_view
 
@@ -184,7 +189,7 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
     _producer_state(scan, pd, walk, log, coordinator)
 
     # ---- what loading does at the next start
-    scan.recovery = plan_recovery(scan.segments, clean_shutdown=ctx.clean_shutdown,
+    scan.recovery = plan_recovery(list[SegmentExtent](scan.segments), clean_shutdown=ctx.clean_shutdown,
                                   recovery_point=ctx.recovery_point, log_end_offset=scan.log_end_offset,
                                   deleting=pd.name.suffix == "delete",
                                   epoch_checkpoint_unreadable=_kafka_refuses(cp) and not pd.is_metadata_log)
@@ -420,7 +425,7 @@ def _kraft_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None
             scan.files.append(read.record)
 
 
-def _side(scan: PartitionScan, log: FindingLog, sf):
+def _side(scan: PartitionScan, log: FindingLog, sf: SideFile | None) -> Any:
     """Record a side file's findings and custody; its decoded value (None when absent or unreadable)."""
     if sf is None:
         return None
@@ -430,7 +435,5 @@ def _side(scan: PartitionScan, log: FindingLog, sf):
     return sf.value
 
 
-def _record(file: str, summary):
-    from ..log.side_files import FileRecord
-
+def _record(file: str, summary: ReadSummary) -> FileRecord:
     return FileRecord(file, "log", summary.size, summary.sha256)

@@ -42,7 +42,8 @@ LOG = logging.getLogger("kforensics.log.kernels")
 
 _lock = threading.Lock()
 _inputs: list[str] = []  # every input named by avoid(): the cache never lies inside, on or above one
-_chosen: dict[tuple, str | None] = {}  # (settings, inputs) -> the root chosen for them, so each warning shows once
+# (settings, inputs) -> the root chosen for them, so each warning shows once
+_chosen: dict[tuple[object, ...], str | None] = {}
 _temporary: list[str] = []  # fresh temporary roots of this process, removed at exit
 _warned: set[str] = set()
 
@@ -65,7 +66,7 @@ def _user_default() -> str:
     return os.path.join(base, "kforensics")
 
 
-def avoid(inputs: Iterable[str | os.PathLike]) -> None:
+def avoid(inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Name inputs of this command: the cache is never inside, equal to or above any of them from now on."""
     with _lock:
         for p in inputs:

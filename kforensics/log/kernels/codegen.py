@@ -15,9 +15,10 @@ Generating imports nothing of numba: the source is plain text, compiled by
 
 from __future__ import annotations
 
-from construct import Bytes, FormatField, IfThenElse, Prefixed, Renamed, Struct
+from construct import Bytes, Construct, FormatField, IfThenElse, Prefixed, Renamed, Struct
 
 from ...formats import legacy, record_batch
+from ...formats.layout import FixedLayout
 from ...formats.record_batch import CountPrefixedArray, NullableVarBytes, VarBytes
 from ...formats.varint import _LimitedVarInt
 from ..batch_table import COL
@@ -41,7 +42,6 @@ from .status import (
     ST_TOO_SMALL_FOR_MAGIC,
 )
 
-
 # ---------------------------------------------------------------- reading fields
 
 
@@ -49,18 +49,18 @@ def _reader_expr(buf: str, at: str, size: int, signed: bool) -> str:
     return f"_rd{size}{'s' if signed else 'u'}({buf}, {at})"
 
 
-def _gen_fixed_reads(layout, base: str) -> list[str]:
+def _gen_fixed_reads(layout: FixedLayout, base: str) -> list[str]:
     """Assignment lines reading every field of a fixed layout at ``base``."""
     return [f"{f.name} = {_reader_expr('buf', f'{base} + {f.offset}', f.size, f.signed)}" for f in layout.fields]
 
 
-def _low_byte(layout, name: str) -> int:
+def _low_byte(layout: FixedLayout, name: str) -> int:
     """Offset of the least significant byte of a big-endian field."""
     f = layout[name]
     return f.offset + f.size - 1
 
 
-def legacy_body(magic: int) -> list[tuple[str, str, object]]:
+def legacy_body(magic: int) -> list[tuple[str, str, FormatField | str]]:
     """The fields of a legacy entry after its prefix, for one magic, read off the ``LegacyMessage`` declaration.
 
     Returns ``("int", name, FormatField)`` for a fixed field and
@@ -69,8 +69,10 @@ def legacy_body(magic: int) -> list[tuple[str, str, object]]:
     (v1's timestamp) are evaluated here; conditions on a length are runtime.
     """
     ctx: dict[str, int] = {"magic": magic}
-    out: list[tuple[str, str, object]] = []
+    out: list[tuple[str, str, FormatField | str]] = []
     for sub in legacy.LegacyMessage.subcons[len(legacy.LegacyPrefix.subcons):]:
+        if not isinstance(sub, Renamed):
+            raise TypeError(f"no kernel mapping for an unnamed legacy field: {sub!r}")
         c = sub.subcon
         if isinstance(c, IfThenElse):
             try:
@@ -96,8 +98,8 @@ def legacy_body(magic: int) -> list[tuple[str, str, object]]:
 def _gen_legacy_body(magic: int, indent: str) -> list[str]:
     """Lines reading a legacy entry's body (after the prefix) into locals, bounded by ``end``."""
     L = [f"{indent}q = pos + {legacy.PREFIX.size}"]
-    for kind, name, spec in legacy_body(magic):
-        if kind == "int":
+    for _kind, name, spec in legacy_body(magic):
+        if isinstance(spec, FormatField):  # an "int"
             size = spec.length
             L.append(f"{indent}if q + {size} <= end:")
             L.append(f"{indent}    {name} = {_reader_expr('buf', 'q', size, spec.fmtstr[1].islower())}")
@@ -299,17 +301,19 @@ def gen_resync() -> str:
 # ---------------------------------------------------------------- records
 
 
-def _field_kind(sub) -> tuple[str, object]:
+def _field(sub: Construct) -> FormatField | _LimitedVarInt | NullableVarBytes | CountPrefixedArray:
+    """The construct a struct field is declared with, if the kernels map it."""
     c = sub.subcon if isinstance(sub, Renamed) else sub
-    if isinstance(c, FormatField):
-        return "int", c
-    if isinstance(c, _LimitedVarInt):
-        return "varint", c
-    if isinstance(c, NullableVarBytes):
-        return ("bytes_nonnull" if isinstance(c, VarBytes) else "bytes"), c
-    if isinstance(c, CountPrefixedArray):
-        return "array", c
+    if isinstance(c, (FormatField, _LimitedVarInt, NullableVarBytes, CountPrefixedArray)):
+        return c
     raise TypeError(f"no kernel mapping for {sub!r}")
+
+
+def _varint_of(c: Construct) -> _LimitedVarInt:
+    """The varint a length or count field is declared with."""
+    if not isinstance(c, _LimitedVarInt):
+        raise TypeError(f"no kernel mapping for a length or count field {c!r}")
+    return c
 
 
 def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: int) -> tuple[list[str], list[str]]:
@@ -317,15 +321,17 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
     lines: list[str] = []
     cols: list[str] = []
 
-    def varint(var: str, c: _LimitedVarInt):
+    def varint(var: str, c: _LimitedVarInt) -> None:
         lines.append(f"{indent}{var}, p, ok = _varint(buf, p, {lim}, {c.max_bytes}, {c.zigzag})")
         lines.append(f"{indent}if ok != 0:")
         lines.append(f"{indent}    return i, start, ok")
 
     for sub in struct.subcons:
+        if not isinstance(sub, Renamed):
+            raise TypeError(f"no kernel mapping for an unnamed field: {sub!r}")
         name = f"{sub.name}_{depth}" if not store else sub.name
-        kind, c = _field_kind(sub)
-        if kind == "int":
+        c = _field(sub)
+        if isinstance(c, FormatField):
             size = c.length
             lines.append(f"{indent}if p + {size} > {lim}:")
             lines.append(f"{indent}    return i, start, {RS_TRUNCATED}")
@@ -333,13 +339,13 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
             lines.append(f"{indent}p += {size}")
             if store:
                 cols.append(sub.name)
-        elif kind == "varint":
+        elif isinstance(c, _LimitedVarInt):
             varint(name, c)
             if store:
                 cols.append(sub.name)
-        elif kind in ("bytes", "bytes_nonnull"):
-            varint(f"{name}_len", c.lengthfield)
-            if kind == "bytes_nonnull":  # a header key: Kafka refuses a negative length; elsewhere it means null
+        elif isinstance(c, NullableVarBytes):
+            varint(f"{name}_len", _varint_of(c.lengthfield))
+            if isinstance(c, VarBytes):  # a header key: Kafka refuses a negative length; elsewhere it means null
                 lines.append(f"{indent}if {name}_len < 0:")
                 lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
             lines.append(f"{indent}{name}_pos = p")
@@ -349,13 +355,15 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
             lines.append(f"{indent}    return i, start, {RS_TRUNCATED}")
             if store:
                 cols += [f"{sub.name}_pos", f"{sub.name}_len"]
-        elif kind == "array":
-            varint(f"{name}_count", c.countfield)
+        else:  # a CountPrefixedArray
+            varint(f"{name}_count", _varint_of(c.countfield))
             lines.append(f"{indent}if {name}_count < 0 or {name}_count > {lim} - p:")
             # each element takes at least one byte: a count beyond the bytes left is damage, not a loop
             lines.append(f"{indent}    return i, start, {RS_NEGATIVE_LENGTH}")
             lines.append(f"{indent}{name}_pos = p")
             lines.append(f"{indent}for _j{depth} in range({name}_count):")
+            if not isinstance(c.subcon, Struct):
+                raise TypeError(f"no kernel mapping for array elements {c.subcon!r}")
             inner, _ = _gen_struct_body(c.subcon, indent + "    ", lim, False, depth + 1)
             lines += inner
             if store:

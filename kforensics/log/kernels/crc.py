@@ -12,11 +12,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import zlib
+from typing import TYPE_CHECKING, Any
 
 import crc32c
 
 
-def _load_crc32c():
+def _load_crc32c() -> ctypes._NamedFuncPointer | None:
     """A ctypes handle on crc32c's C function ``f(crc, buf, len)`` (pre/post-inverted by us), or None."""
     try:
         lib = ctypes.CDLL(crc32c._crc32c.__file__)
@@ -36,7 +37,7 @@ def _load_crc32c():
         return None
 
 
-def _load_crc32():
+def _load_crc32() -> ctypes._NamedFuncPointer | None:
     """A ctypes handle on zlib's ``uLong crc32(uLong crc, buf, uInt len)``, or None."""
     try:
         lib = ctypes.CDLL(ctypes.util.find_library("z") or "libz.so.1")
@@ -50,13 +51,17 @@ def _load_crc32():
         return None
 
 
+if TYPE_CHECKING:
+    #: a CRC function of a C library, called through ctypes (a name of typeshed's only)
+    CrcFunction = ctypes._NamedFuncPointer
+
 CRC32C_FN = _load_crc32c()
 CRC32_FN = _load_crc32()
 HAVE_CRC32C = CRC32C_FN is not None
 HAVE_CRC32 = CRC32_FN is not None
 
 
-def external(name: str, fn, crc_type: str):
+def external(name: str, fn: ctypes._NamedFuncPointer | None, crc_type: str) -> Any:  # a numba ExternalFunction
     """Expose a ctypes function to numba by symbol name, so compiled kernels can be cached on disk.
 
     Pointers and sizes travel as ``intp``: the C ABI passes them the same way.

@@ -40,7 +40,7 @@ def mode() -> str:
     return value
 
 
-def check_cache_location(inputs: Iterable[str | os.PathLike]) -> None:
+def check_cache_location(inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Name a command's inputs before its kernels load: the kernel cache is never inside, equal to or above any.
 
     When the cache directory (``KFORENSICS_CACHE`` or the default) touches an
@@ -111,7 +111,7 @@ def load_mode(setting: str) -> Kernels:
     return _build(path, rec_cols, setting)
 
 
-def _crcs() -> tuple:
+def _crcs() -> tuple[crc.CrcFunction | None, crc.CrcFunction | None]:
     return (crc.CRC32C_FN, crc.CRC32_FN)
 
 

@@ -8,14 +8,21 @@ it, for reports and tests).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
+
+#: a compiled kernel: a numba dispatcher or a native library's entry point, called with arrays and integers
+Kernel = Callable[..., Any]
 
 
 class Kernels:
     """The compiled kernels (see :func:`kforensics.log.kernels.get`): ``walk``, ``resync``, ``decode_records``
     and ``decode_records_many``, with the record table's columns."""
 
-    def __init__(self, walk, resync, records, records_many, record_columns):
+    def __init__(self, walk: Kernel, resync: Kernel, records: Kernel, records_many: Kernel,
+                 record_columns: tuple[str, ...]):
         self.walk = walk
         self.resync = resync
         self.decode_records = records

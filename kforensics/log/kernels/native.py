@@ -45,11 +45,18 @@ import sysconfig
 import tempfile
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...errors import KforensicsError
 from .kernel_set import Kernels
+
+if TYPE_CHECKING:
+    from .crc import CrcFunction
+
+    #: the CRC-32C and CRC-32 functions the kernels call (None: one the kernels were generated without)
+    Crcs = tuple[CrcFunction | None, CrcFunction | None]
 
 #: bumped whenever the entry points' C signatures or the library's file format change, so an older library is never
 #: loaded (2: sealed with its SHA-256)
@@ -138,7 +145,7 @@ def _trusted(path: str, st: os.stat_result) -> bool:
     return st.st_uid == uid and dst.st_uid == uid and not (dst.st_mode & 0o022) and not (st.st_mode & 0o022)
 
 
-def load(path: str, record_columns: tuple[str, ...], crcs: tuple, fallback: Callable) -> Kernels | None:
+def load(path: str, record_columns: tuple[str, ...], crcs: Crcs, fallback: Callable[[], Kernels]) -> Kernels | None:
     """The kernels in the library at ``path``, or None when there is none or it is not ours to load.
 
     Raises :class:`Damaged` when a file is there but is not a whole library
@@ -180,7 +187,7 @@ def load(path: str, record_columns: tuple[str, ...], crcs: tuple, fallback: Call
 _MAPPED: set[int] = set()
 
 
-def _dlopen(fd: int, path: str):
+def _dlopen(fd: int, path: str) -> ctypes.CDLL:
     """Load the library open at ``fd`` (the very file just checked, whatever is renamed onto ``path`` meanwhile)."""
     proc = f"/proc/self/fd/{fd}"
     try:
@@ -193,7 +200,8 @@ def _dlopen(fd: int, path: str):
         raise Damaged(f"it does not load ({e})") from None
 
 
-def _bind(lib, path, record_columns, crcs, fallback) -> Kernels:
+def _bind(lib: ctypes.CDLL, path: str, record_columns: tuple[str, ...], crcs: Crcs,
+          fallback: Callable[[], Kernels]) -> Kernels:
     for name, fn in zip(_CRC_POINTERS, crcs):
         if fn is not None:
             ctypes.c_void_p.in_dll(lib, name).value = ctypes.cast(fn, ctypes.c_void_p).value
@@ -209,8 +217,8 @@ def _bind(lib, path, record_columns, crcs, fallback) -> Kernels:
     return k
 
 
-def _c_argtypes(kinds) -> list:
-    c = {"int": ctypes.c_int64, "ptr": ctypes.c_void_p}
+def _c_argtypes(kinds: tuple[str, ...]) -> list[type[ctypes.c_int64] | type[ctypes.c_void_p]]:
+    c: dict[str, type[ctypes.c_int64] | type[ctypes.c_void_p]] = {"int": ctypes.c_int64, "ptr": ctypes.c_void_p}
     return [c[t] for kind in kinds for t in C_ARGS[kind]] + [ctypes.c_void_p]
 
 
@@ -229,7 +237,8 @@ def _numpy_owned(a: np.ndarray) -> bool:
 class _EntryPoint:
     """One kernel's entry point: checks and converts the arguments, calls the library, returns the results."""
 
-    def __init__(self, fn, kinds, nres, attr, fallback):
+    def __init__(self, fn: Any, kinds: tuple[str, ...], nres: int, attr: str, fallback: Callable[[], Kernels]):
+        # fn: the library's ctypes entry point
         self.fn = fn
         self.kinds = kinds
         self.nres = nres
@@ -240,7 +249,7 @@ class _EntryPoint:
         # reference held keeps the array alive, so an identical object is the identical buffer)
         self.last: list[tuple[object, int]] = [(None, 0)] * len(kinds)
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> Any:  # the kernel's arguments (arrays, integers) and results
         c = []
         copies = []  # contiguous copies made here live until the call returns
         for i, (kind, a) in enumerate(zip(self.kinds, args)):
@@ -300,7 +309,7 @@ def compiler() -> list[str] | None:
     return None
 
 
-def build(jit, path: str) -> None:
+def build(jit: Kernels, path: str) -> None:
     """Write the sealed library for the numba kernels ``jit`` (a ``Kernels``) to ``path``; raises on any failure.
 
     The object code is generated for the architecture's baseline CPU (the
@@ -322,7 +331,8 @@ def build(jit, path: str) -> None:
     with global_compiler_lock:
         # an ahead-of-time library: finalizing it adds nothing to numba's JIT in this process (where the shims
         # below would replace the symbols numba's own kernels call); baseline CPU, position-independent code
-        library = AOTCPUCodegen("kforensics_native").create_library("kforensics_native")
+        codegen = AOTCPUCodegen("kforensics_native")  # type: ignore[no-untyped-call]  # numba's, untyped
+        library = codegen.create_library("kforensics_native")  # type: ignore[no-untyped-call]
         for name, (attr, kinds, nres) in ENTRY_POINTS.items():
             sig = tuple(_numba_type(types, kind) for kind in kinds)
             disp = getattr(jit, attr)
@@ -363,7 +373,7 @@ def build(jit, path: str) -> None:
         os.replace(sealed, path)  # atomic: a concurrent run loads the old file or the whole new one
 
 
-def _numba_type(types, kind):
+def _numba_type(types: Any, kind: str) -> Any:  # numba's types module, and a numba type (numba ships no types)
     if kind == INT:
         return types.int64
     if kind == BYTES:
@@ -373,7 +383,8 @@ def _numba_type(types, kind):
     return types.Array(types.int64, 2, "A")
 
 
-def _entry_point(ctx, module, name, kinds, sig, callee, fndesc, i32, i64) -> None:
+def _entry_point(ctx: Any, module: Any, name: str, kinds: tuple[str, ...], sig: tuple[Any, ...], callee: Any,
+                 fndesc: Any, i32: Any, i64: Any) -> None:  # numba's and llvmlite's objects
     """``int32 kf_<name>(C arguments..., int64 *results)``: numba's arrays built from the arguments, the compiled
     function called, its results stored; returns 0, or 1 if the function reported an error."""
     from llvmlite import ir
@@ -411,7 +422,7 @@ def _entry_point(ctx, module, name, kinds, sig, callee, fndesc, i32, i64) -> Non
     b.ret(b.select(status.is_error, ir.Constant(i32, 1), ir.Constant(i32, 0)))
 
 
-def _crc_shims(module, i32, i64) -> None:
+def _crc_shims(module: Any, i32: Any, i64: Any) -> None:  # llvmlite's module and integer types
     """The CRC functions the kernels call by name, as calls through pointers the loader sets (the library is
     built once and loaded into processes where the CRC code lies at other addresses)."""
     from llvmlite import ir

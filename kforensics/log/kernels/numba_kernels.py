@@ -51,7 +51,7 @@ def compile_source(src: str, rec_cols: tuple[str, ...], root: str | None) -> Ker
     try:
         return _compile(src, rec_cols, name, path)
     except Exception as e:  # noqa: BLE001 - a cache numba cannot read: the same kernels, compiled in memory
-        if path is None:
+        if path is None or root is None:
             raise
         cache.warn(f"numba's kernel cache in {root} does not load ({type(e).__name__}: {e}); "
                    "the kernels are compiled in memory for this run")
