@@ -123,6 +123,12 @@ class Choice:
     steps: tuple[Step, ...] = ()
     order: tuple[int, ...] = ()  # the order of returning replicas this choice assumes
     alternatives: tuple[int, ...] = ()  # other leaders other return orders give (order-dependent when any)
+    #: per leader some return order gives (this one's included), the first order's choice
+    by_leader: tuple[tuple[int, Choice], ...] = ()
+
+    def for_leader(self, leader: int) -> Choice | None:
+        """The choice of an order that gives ``leader`` (None when no order tried does)."""
+        return next((c for b, c in self.by_leader if b == leader), None)
 
 
 def _elect(reg: Registration, isr: list[int], elr: list[int], acceptable: Acceptable,
@@ -326,9 +332,9 @@ def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
     mine = [b for b in back if b in reg.replicas]
     others = [b for b in back if b not in reg.replicas]
     base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown, cold=cold)
-    seen: set[int] = set()
+    seen: dict[int, Choice] = {base.leader: base}
     for order in itertools.islice(itertools.permutations(mine), MAX_ORDERS):
         c = restart(reg, rules, active=active, returning=[*order, *others], clean_shutdown=clean_shutdown,
                     cold=cold)
-        seen.add(c.leader)
-    return replace(base, alternatives=tuple(sorted(seen - {base.leader})))
+        seen.setdefault(c.leader, c)
+    return replace(base, alternatives=tuple(sorted(set(seen) - {base.leader})), by_leader=tuple(sorted(seen.items())))
