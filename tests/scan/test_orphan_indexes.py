@@ -1,6 +1,6 @@
-"""Index files without their segment's .log (#22): Kafka deletes each at startup (``LogLoader.loadSegmentFiles``
-in 3.9.0 deletes an index whose log file does not exist); a partition holding many is one finding that counts them,
-and no segment object is kept for any of them."""
+"""Index files without their segment's .log (#22): Kafka deletes each at startup ("Found an orphaned index file",
+``loadSegmentFiles`` in core/src/main/scala/kafka/log/LogLoader.scala, tag 3.9.0-rc3, the 3.9.0 release); a partition
+holding many is one finding that counts them, and no segment object is kept for any of them."""
 
 from __future__ import annotations
 
