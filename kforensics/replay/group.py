@@ -84,7 +84,8 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     topic_id = next((r.topic_id for r in replicas if r.topic_id), None)
     entries = timeline.entries(topic, partition, topic_id) if timeline is not None else []
     given = leader is not None or events is not None
-    chosen = leadership(topic, replicas, entries, leader=leader, events=events, restart=restart)
+    chosen = leadership(topic, replicas, entries, leader=leader, events=events, restart=restart,
+                        tail_missing=bool(getattr(timeline, "tail_missing", False)))
     events = chosen.events
     work, reload = _windows(replicas, kafka_version, summaries, reload)
     rp, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,

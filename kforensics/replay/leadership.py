@@ -55,8 +55,10 @@ def _record_unclean(entries: list[Any], leader: int) -> Any:
 
 
 def leadership(topic: str, replicas: list[Replica], entries: list[Any], *, leader: int | None,
-               events: list[dict[str, Any]] | None, restart: RestartEvidence | None) -> Leadership:
-    """The replay's election for one partition (``entries``: the controller's record of it, possibly empty)."""
+               events: list[dict[str, Any]] | None, restart: RestartEvidence | None,
+               tail_missing: bool = False) -> Leadership:
+    """The replay's election for one partition (``entries``: the controller's record of it, possibly empty;
+    ``tail_missing``: the metadata log lost its tail, so a later record may have changed the registration)."""
     ids = sorted(r.broker_id for r in replicas)
     if leader is not None or events is not None:
         return Leadership(with_evidence(events, entries) if events is not None and entries else events, None)
@@ -65,6 +67,10 @@ def leadership(topic: str, replicas: list[Replica], entries: list[Any], *, leade
     if restart is None:  # no cluster state read: the brokers given are those that return, none known active
         restart = RestartEvidence(ClusterState(), tuple(ids))
     choice = controller_choice(entries[-1], topic, restart)
+    if tail_missing:
+        choice.detail += ("; the metadata log lost its tail (METADATA_LOG_INCOMPLETE): a record after the last one "
+                          "read may have changed this registration")
+        choice.assumptions["metadata log"] = "incomplete: the last registration read may not be the last written"
     if choice.offline:
         return Leadership(None, choice, no_leader_epoch=choice.leader_epoch)
     if choice.leader not in ids:

@@ -115,3 +115,12 @@ def test_on_real_kraft_clusters_no_leader_is_shown_as_the_record_when_the_record
         held = max(r.log_end_offset_before for r in p.replicas)
         codes = {v.code for r in p.replicas for v in r.verdicts}
         assert ("COMMITTED_NOT_HELD" in codes) == (p.committed_bound > held), (p.topic, p.partition)
+
+
+def test_a_metadata_log_that_lost_its_tail_is_said_beside_the_choice():
+    sc = load_scenario(ROOT / "fixtures" / "scenarios" / "metadata-log-incomplete")
+    report = replay_all(sc.brokers, metadata=sc.metadata)  # no events: the controller's choice
+    assert report.timeline.tail_missing
+    for p in report.partitions:
+        assert p.election.how in ("controller-record", "predicted", "offline")
+        assert "lost its tail" in p.election.detail and "metadata log" in p.election.assumptions
