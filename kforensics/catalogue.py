@@ -302,8 +302,8 @@ _("METADATA_TAIL_DEPOSED", LOW, "a copy of the metadata log holds a tail written
   "the reference lineage", "the node truncates it when it next fetches from the leader (KafkaRaftClient, diverging "
   "epoch); it was never committed and is not replayed")
 _("METADATA_LOG_INCOMPLETE", MEDIUM, "a copy of the metadata log ends before what its own leader-epoch checkpoint, "
-  "snapshots or its node's partitions (batches of a later leader epoch) show it held", "the node restarts from what its segments hold and fetches the rest from the leader; "
-  "grants in the missing part are unknown to the timeline")
+  "snapshots or its node's partitions (batches of a later leader epoch) show it held", "the node restarts from what "
+  "its segments hold and fetches the rest from the leader; grants in the missing part are unknown to the timeline")
 _("METADATA_UNCOMMITTED", INFO, "metadata records past the committed bound the copies show (snapshot, or a majority "
   "of voters past the start of the leader's epoch)", "brokers apply only committed metadata", healthy=True)
 _("METADATA_HISTORY_INCOMPLETE", INFO, "the metadata log starts after offset 0 with no snapshot before it",

@@ -255,9 +255,10 @@ def answer_line(report: ReplayReport, impact: Any = None) -> str:
     return "answer: " + "; ".join(parts)
 
 
-_HOW_TEXT = {"controller-record": "as the controller's record names", "predicted": "predicted by the controller's "
-             "rules", "offline": "offline (nobody eligible)", "given": "given (--leader or the scenario's events)", "guessed": "guessed (no metadata log: "
-             "highest epoch, then longest log)"}
+_HOW_TEXT = {"controller-record": "as the controller's record names",
+             "predicted": "predicted by the controller's rules", "offline": "offline (nobody eligible)",
+             "given": "given (--leader or the scenario's events)",
+             "guessed": "guessed (no metadata log: highest epoch, then longest log)"}
 
 
 def leaders_line(partitions: list[PartitionReplay]) -> str:
