@@ -137,11 +137,14 @@ def locate(snapshots: list[Snapshot]) -> list[Located]:
 
 def _locate(snap: Snapshot) -> Located:
     # imported here: reading a manifest needs none of the log layer
+    from ..log.object_store import check_exists, is_store_uri
     from ..log.sources import resolve, split_uri
     from ..scan.broker import broker_identity, resolve_log_dirs
 
     spec = snap.spec
-    if split_uri(spec)[0] is None and not os.path.lexists(spec):
+    if is_store_uri(spec):
+        check_exists(spec)  # no such bucket, no such key or prefix, refused credentials: said as scan says them
+    elif split_uri(spec)[0] is None and not os.path.lexists(spec):
         raise InputError(f"Path {spec!r} does not exist.")  # as click says it for scan's and replay's paths
     root = resolve(spec)
     try:

@@ -32,8 +32,10 @@ def kforensics(env: dict[str, str], *args: str) -> tuple[int, str, str, float]:
 @pytest.mark.parametrize("uri,why", [("s3://no-such-bucket/x", "no such bucket"),
                                      ("s3://evidence/no/such/prefix", "no such key or prefix")])
 def test_missing_bucket_or_key(s3, uri, why):
-    code, _, err, _ = kforensics(s3.env(), "scan", uri)
-    assert code == 2 and why in err, err
+    for command in ("scan", "spark"):
+        code, _, err, _ = kforensics(s3.env(), command, uri, *(["--out", "/tmp/never-written"] if command == "spark"
+                                                               else []))
+        assert code == 2 and why in err, err
 
 
 @pytest.mark.parametrize("command", ["scan", "timeline"])
