@@ -218,7 +218,10 @@ class TarArchive:
         self.reported = False  # set by the scan that reports findings() for the archive (once, whatever it holds)
         self._last: Entry | None = None
         self._lock = threading.Lock()
-        self._raw = io.BufferedReader(open_binary(self.source), buffer_size=1 << 20)
+        # an archive in an object store is read with ranged requests: a small buffer keeps reading a header (512
+        # bytes) from fetching a megabyte of the member after it; member data is read in the readers' own windows
+        buffer = 1 << 20 if _is_local(self.source) else 64 << 10
+        self._raw = io.BufferedReader(open_binary(self.source), buffer_size=buffer)
         self.spool: Spool | None = None  # the inflated content of a compressed archive (see archive_spool)
         self._data = self._raw  # what member data is read from: the archive itself, or its spool
         try:
@@ -377,7 +380,8 @@ class TarArchive:
                                        for c in copies[:LISTED]]))
         if len(names) > LISTED:
             out.append(finding("MORE_FINDINGS", f"{len(names) - LISTED} more ARCHIVE_DUPLICATE_MEMBER findings not "
-                               f"listed ({len(names)} in all)", file=self.label, finding_code="ARCHIVE_DUPLICATE_MEMBER",
+                               f"listed ({len(names)} in all)", file=self.label,
+                               finding_code="ARCHIVE_DUPLICATE_MEMBER",
                                total=len(names), listed=LISTED))
         st = self.stopped
         if st is not None:
@@ -475,7 +479,7 @@ class TarPath:
         self.parts = parts
 
     @classmethod
-    def open(cls, source, label: str | None = None) -> "TarPath":
+    def open(cls, source, label: str | None = None) -> TarPath:
         return cls(TarArchive(source, label))
 
     @property
@@ -483,10 +487,10 @@ class TarPath:
         return self.parts[-1] if self.parts else ""
 
     @property
-    def parent(self) -> "TarPath":
+    def parent(self) -> TarPath:
         return TarPath(self.archive, self.parts[:-1])
 
-    def __truediv__(self, other: str) -> "TarPath":
+    def __truediv__(self, other: str) -> TarPath:
         return TarPath(self.archive, self.parts + tuple(p for p in PurePosixPath(other).parts if p not in (".", "")))
 
     def __str__(self) -> str:

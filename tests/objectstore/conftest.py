@@ -39,10 +39,12 @@ def s3(tmp_path_factory):
                        ("cut.tgz", tgz[: len(tgz) // 2])):
         (local / name).write_bytes(data)
     segments.write_log_dir(local / "big", 12 << 20)
+    with tarfile.open(local / "big.tar", "w") as tar:
+        tar.add(local / "big", arcname="big")
     server = s3server.start_server(work)
     server.put_tree(local / "big", "evidence", "big")
     server.put_tree(FIXTURES, "evidence", "damaged")
-    for name in ("damaged.tgz", "damaged.tar", "cut.tgz"):
+    for name in ("damaged.tgz", "damaged.tar", "cut.tgz", "big.tar"):
         server.put_tree(local / name, "evidence", f"archives/{name}")
     if HIAGE.is_dir():
         for b in ("kafka1", "kafka2", "kafka3"):

@@ -67,6 +67,18 @@ def test_dump_reads_the_head_only(s3env):
     assert 0 < fetched <= DEFAULT_WINDOW < size // 2, (fetched, size)
 
 
+def test_a_tar_is_indexed_from_its_headers(s3env):
+    """Opening a plain .tar in the store reads its member headers with ranged requests, not the members."""
+    from kforensics.log import object_store
+    from kforensics.log.sources import resolve
+
+    object_store.reset()
+    root = resolve("s3://evidence/archives/big.tar")
+    assert [p.name for p in root.iterdir()] == ["big"]
+    size = (s3env.local / "big.tar").stat().st_size
+    assert 0 < object_store.SETTINGS.fetched_bytes < size // 20, (object_store.SETTINGS.fetched_bytes, size)
+
+
 def test_real_brokers_scan_replay_timeline(s3env):
     """Three real KRaft brokers (Kafka 3.3.1, ../shared/realdata): scan, timeline and replay on S3 print what the
     local runs print."""
