@@ -20,6 +20,7 @@ TYPED=(
   kforensics/log/file_kinds.py kforensics/log/log_dir.py kforensics/log/log_entry.py kforensics/log/metadata_log.py
   kforensics/log/read_window.py kforensics/log/record_offsets.py kforensics/log/record_types.py
   kforensics/log/records.py kforensics/log/side_files.py kforensics/log/segment_reader.py kforensics/log/kernels
+  kforensics/log/object_store.py
 )
 .venv/bin/ruff check --output-format concise "${TYPED[@]}"
 # errors are reported for these files only; the modules they import are read, not judged
