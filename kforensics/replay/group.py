@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..findings import Finding, finding
 from ..epoch.versions import LATEST, KafkaVersion
 from ..kraft.controller_choice import RestartEvidence
+from . import acknowledgements
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
@@ -91,6 +92,8 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     rp, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
                        events=events, no_leader=chosen.no_leader_epoch)
     rp.election = settled(chosen, rp, given=given)
+    acknowledgements.annotate(rp, acknowledgements.ack_rule(
+        topic, kafka_version, rp.committed_bound, restart.cluster if restart is not None else None, entries))
     if entries:
         rp.findings += controller_checks(timeline, topic, partition, replicas, entries)
         rp.timeline = entries
