@@ -149,6 +149,13 @@ def _source(path: str) -> Any:
     return StorePath.from_uri(path) if is_store_uri(path) else path
 
 
+def _absolute(path: str) -> str:
+    """The path as kafka-dump-log names it on stderr (absolute); a store URI as it is."""
+    from ..log.object_store import is_store_uri
+
+    return path if is_store_uri(path) else os.path.abspath(path)
+
+
 def _unreadable(path: str, e: OSError) -> Finding:
     from ..log.sources import NotRegularFile
 
@@ -235,7 +242,7 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
     if fmt == "text":
         if result.non_consecutive:
             out.flush()  # the dump's lines reach a terminal or a 2>&1 file before what stderr says of them
-            click.echo(f"Non-consecutive offsets in {printable(os.path.abspath(path))}", err=True)
+            click.echo(f"Non-consecutive offsets in {printable(_absolute(path))}", err=True)
             for a, b in result.non_consecutive[:1000]:
                 click.echo(f"  {a} is followed by {b}", err=True)
             if result.non_consecutive_count > len(result.non_consecutive):
@@ -274,7 +281,7 @@ def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out: TextIO) ->
                  for p in f.facts.get("mismatches", [])] if verify else []
         if pairs:
             out.flush()
-            click.echo(f"Mismatches in :{printable(os.path.abspath(path))}", err=True)
+            click.echo(f"Mismatches in :{printable(_absolute(path))}", err=True)
             for index_offset, log_offset in sorted(pairs, key=lambda p: p[0]):
                 click.echo(f"  Index offset: {index_offset}, log offset: {'-' if log_offset is None else log_offset}",
                            err=True)
