@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -74,8 +74,31 @@ def report(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
         rep = replay_all(inputs.brokers, kafka_version=kafka_version, events=inputs.events,
                          metadata=inputs.metadata)
         impact = replay_impact(rep, inputs.impact_log_dirs(rep))
-        doc, failing = build_from_replay(replay_document(rep, impact), rep, inputs.evidence, title=title)
+        doc, failing = build_from_replay(replay_document(rep, impact), rep, inputs.evidence, title=title,
+                                         salvage=_salvage_summary(rep, impact),
+                                         salvage_command=_salvage_command(log_dirs, broker_dirs, scenario,
+                                                                          metadata))
     write_report(doc, html_path=out, markdown_path=markdown)
     for o in outputs:
         click.echo(f"wrote {o}", err=True)
     sys.exit(ExitCode.FINDINGS if failing else ExitCode.CLEAN)
+
+
+def _salvage_summary(rep: Any, impact: Any) -> Any:
+    """What ``kforensics salvage`` would export (records counted, not kept: memory stays bounded)."""
+    from ..salvage.records import Salvage
+
+    s = Salvage(rep, impact.committed)
+    for _ in s.records():
+        pass
+    return s.summary
+
+
+def _salvage_command(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None,
+                     metadata: tuple[str, ...]) -> str:
+    """The salvage command on the same inputs, as the report shows it."""
+    import shlex
+
+    args = [*log_dirs, *(a for b in broker_dirs for a in ("--broker", b)),
+            *(["--scenario", scenario] if scenario else []), *(a for m in metadata for a in ("--metadata", m))]
+    return shlex.join(["kforensics", "salvage", *args, "--out", "DIR"])

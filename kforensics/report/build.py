@@ -18,14 +18,18 @@ def generation_line() -> str:
 
 
 def build_from_replay(doc: dict[str, Any], rep: Any, evidence: list[str], *,
-                      title: str | None = None) -> tuple[Report, bool]:
+                      title: str | None = None, salvage: Any = None,
+                      salvage_command: str | None = None) -> tuple[Report, bool]:
     """The report of a replay: ``doc`` is the document ``replay --format json`` prints, ``rep`` the typed
-    ReplayReport, ``evidence`` the inputs as named; and whether ``replay`` would exit 1 on it."""
+    ReplayReport, ``evidence`` the inputs as named, ``salvage`` the salvage summary (None: not run); and whether
+    ``replay`` would exit 1 on it."""
     from ..verdict_rules import fails_replay
     from .evidence import evidence_files
     from .from_replay import ReplayEvidence, read_lost_times, replay_sections
 
-    ev = ReplayEvidence(doc, evidence_files(evidence), rep)
+    ev = ReplayEvidence(doc, evidence_files(evidence), rep, salvage=salvage)
+    if salvage_command:
+        ev.salvage_command = salvage_command
     read_lost_times(ev)
     clusters = sorted({b.get("cluster_id") for b in doc.get("brokers") or [] if b.get("cluster_id")})
     report = Report(title or "Incident report" + (f": {', '.join(clusters)}" if clusters else ""),

@@ -27,6 +27,7 @@ from .partition_facts import (
     union_count,
     worst_code,
 )
+from .salvage_section import salvage_section
 
 #: rows a table shows before it says how many it left out (the Markdown goes into tickets)
 MAX_ROWS = 2000
@@ -42,6 +43,8 @@ class ReplayEvidence:
     files: list[EvidenceFile]
     report: Any = None  # the typed ReplayReport (figures, lost times); None: no figures
     times: dict[tuple[str, int, int], tuple[int | None, int | None]] = field(default_factory=dict)
+    salvage: Any = None  # the salvage summary (kforensics.salvage), None when salvage was not run
+    salvage_command: str = "kforensics salvage <the same inputs> --out DIR"
 
     def partitions(self) -> list[dict[str, Any]]:
         """The replayed partitions, the worst first."""
@@ -108,8 +111,17 @@ def evidence_section(ev: ReplayEvidence) -> Section:
 
 
 def elections_section(ev: ReplayEvidence) -> Section:
-    """The controller's record of each partition's leaders and ISRs, in the metadata log's order."""
-    s = Section("elections", "Elections (the controller's record)")
+    """Who leads each partition after the restart and how that was reached; then the controller's record of each
+    partition's leaders and ISRs, in the metadata log's order."""
+    s = Section("elections", "Elections: who leads after the restart, and the controller's record")
+    chosen = [[name(p), e.get("leader"), e.get("leader_epoch"), e.get("how") + (f": {e['rule']}" if e.get("rule")
+                                                                               else ""),
+               ", ".join(map(str, e.get("alternatives") or [])) or "-", e.get("detail")]
+              for p in ev.partitions() if (e := p.get("election"))]
+    if chosen:
+        s.table(["partition", "leader", "epoch", "how", "other orders of return", "why"], chosen,
+                caption="Who leads after the restart (controller-record, predicted by the controller's rules, "
+                        "offline, given or guessed; -1: nobody)", limit=MAX_ROWS, what="partitions")
     rows = []
     for p in sorted(ev.doc.get("partitions") or [], key=lambda p: (p["topic"], p["partition"])):
         for e in p.get("timeline") or []:
@@ -121,7 +133,8 @@ def elections_section(ev: ReplayEvidence) -> Section:
                "(highest latest epoch, then longest log).")
         return s
     s.table(["partition", "metadata offset", "time (UTC)", "leader", "epoch", "ISR", "replicas", "unclean",
-             "record", "file"], rows, limit=MAX_ROWS, what="records")
+             "record", "file"], rows, caption="The controller's record, in the metadata log's order",
+            limit=MAX_ROWS, what="records")
     return s
 
 
@@ -293,9 +306,14 @@ def _add_timelines(ev: ReplayEvidence, s: Section) -> None:
 
 
 #: the sections of a replay report, in order; each takes the evidence and returns its section
+def salvage(ev: ReplayEvidence) -> Section:
+    """The salvage section (:mod:`.salvage_section`)."""
+    return salvage_section(ev.salvage, ev.salvage_command)
+
+
 BUILDERS: list[Callable[[ReplayEvidence], Section]] = [
     summary_section, evidence_section, elections_section, verdicts_section, forks_section, consumers_section,
-    transactions_section, restart_section, findings_section]
+    transactions_section, salvage, restart_section, findings_section]
 
 
 def replay_sections(ev: ReplayEvidence) -> list[Section]:

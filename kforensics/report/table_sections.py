@@ -66,18 +66,26 @@ def evidence_section(t: Tables) -> Section:
 def elections_section(t: Tables) -> Section:
     """Each replayed partition's elected leader and epoch, and the elections the controller's record shows
     unclean (the tables keep the replay's election, not the whole record: ``kforensics timeline`` shows it)."""
-    s = Section("elections", "Elections (the controller's record)")
+    s = Section("elections", "Elections: who leads after the restart")
     v = t.get("verdicts")
     if v.empty:
         s.text("No verdicts table: nothing was replayed.")
         return s
-    lead = _sorted(v[v["role"] == "leader"], ["cluster", "topic", "partition", "broker_id", "verdict"])
+    if "leader_how" in v.columns:
+        hows = v.drop_duplicates(["cluster", "topic", "partition"])["leader_how"].fillna("unknown").value_counts()
+        s.table(["how the leader was reached", "partitions"], [[h, int(n)] for h, n in hows.items()],
+                caption="How each partition's leader was reached (controller-record, predicted:<rule>, offline, "
+                        "given, guessed)")
+    lead = _sorted(v[v["role"].isin(["leader", "waiting"])], ["cluster", "topic", "partition", "broker_id",
+                                                              "verdict"])
     rows = [[r["cluster"], f"{r['topic']}-{r['partition']}", _int(r.get("leader")), _int(r.get("leader_epoch")),
-             r["verdict"], r.get("detail")] for r in lead.to_dict("records") if r["verdict"] != "OK"]
+             r.get("leader_how") or "-", r["verdict"], r.get("detail")]
+            for r in lead.to_dict("records") if r["verdict"] != "OK"]
     s.text("Leaders elected by the replay whose verdict is not OK (UNCLEAN_ELECTION: the controller's record "
            "elected it outside the ISR). The whole record of each cluster: `kforensics timeline` on its metadata "
            "log.")
-    s.table(["cluster", "partition", "leader", "epoch", "verdict", "detail"], rows, limit=MAX_ROWS)
+    s.table(["cluster", "partition", "leader", "epoch", "how", "verdict", "detail"], rows, limit=MAX_ROWS,
+            caption="Leaders whose verdict is not OK, and partitions nobody leads (leader -1)")
     return s
 
 

@@ -18,8 +18,8 @@ from tests.report.helpers import md_tables, parse_html, replay_json, report, wit
 
 SCENARIOS = ["unclean-leader-election", "transaction-marker-lost", "consumer-group-skips-forked-records",
              "damaged-batches-leader-zero-unclean"]
-SECTION_IDS = ["summary", "evidence", "elections", "verdicts", "forks", "consumers", "transactions", "restart",
-               "findings"]
+SECTION_IDS = ["summary", "evidence", "elections", "verdicts", "forks", "consumers", "transactions", "salvage",
+               "restart", "findings"]
 HIAGE = REALDATA / "hiage__kafka-raft__c5f680e" / "data"
 
 
@@ -79,6 +79,29 @@ def test_markdown_numbers_are_the_replay_json(scenario_reports, name):
     _html, md, r, doc = scenario_reports[name]
     check_numbers(md, doc)
     assert r.returncode == 1  # every scenario here loses records: report exits as replay does
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_the_salvage_section_is_what_salvage_exports(tmp_path, scenario_reports, name):
+    import json
+    import subprocess
+    import sys
+
+    _html, md, _r, _doc = scenario_reports[name]
+    got = subprocess.run([sys.executable, "-m", "kforensics", "salvage", "--scenario", f"fixtures/scenarios/{name}",
+                          "--out", str(tmp_path / "salvage"), "--format", "json"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert got.returncode in (0, 1), got.stderr
+    doc = json.loads(got.stdout)
+    rows = md_tables(md).get("Salvage: records the restart destroys that no replica keeps", [])
+    assert sorted((r["topic"], r["partition"], r["cause"], r["records"], r["bytes"]) for r in rows) == sorted(
+        (x["topic"], str(x["partition"]), x["cause"], str(x["records"]), str(x["bytes"]))
+        for x in doc["summary"]["rows"] if x["records"])
+    # every election is said with how it was reached
+    elected = md_tables(md)["Who leads after the restart (controller-record, predicted by the controller's rules, "
+                            "offline, given or guessed; -1: nobody)"]
+    assert {e["how"] for e in elected} <= {"controller-record", "given", "guessed", "offline"} | {
+        e["how"] for e in elected if e["how"].startswith("predicted")}
 
 
 def test_same_bytes_twice_but_the_generation_line(tmp_path, scenario_reports):
