@@ -56,8 +56,9 @@ def fleet_section(t: Tables) -> Section:
              "leader", "brokers"],
             [[r.cluster, f"{r.topic}-{r.partition}", r.worst_verdict, int(r.records_lost), int(r.committed_lost),
               ranges_text(r.offsets_lost), bool(r.at_risk), r.leader, r.brokers]
-             for r in worst.itertuples()], caption="The worst partitions first (their replicas' verdicts: "
-                                                   "Verdicts by partition below)", limit=WORST,
+             for r in worst.itertuples()], caption="The worst partitions first (the first ones in detail in the "
+                                                   "sections that follow; every replica's verdicts: Verdicts by "
+                                                   "partition below)", limit=WORST,
             what="partitions")
     g = plots.groups_by_topic_frame(t.get("consumer_impact"))
     s.table(["cluster", "topic", "groups", "partitions", "records consumed and lost", "on resume (groups)"],
@@ -106,6 +107,15 @@ def table_sections(t: Tables) -> tuple[list[Section], bool]:
     """Every section, and whether the verdicts and impact findings would fail a replay."""
     v, f = t.get("verdicts"), t.get("findings")
     failing = fails_replay(list(v["verdict"]) if not v.empty else [], list(f["code"]) if not f.empty else [])
-    return [b(t) for b in BUILDERS], failing
+    sections = [b(t) for b in BUILDERS]
+    if not v.empty:
+        from .. import plots
+        from .drill_down import drill_sections
+
+        parts = plots.fleet_partitions_frame(v)
+        worst = parts[(parts["records_lost"] > 0) | parts["at_risk"] | (parts["worst_verdict"] != "OK")]
+        at = next(i for i, x in enumerate(sections) if x.id == "fleet") + 1
+        sections[at:at] = drill_sections(v, worst)
+    return sections, failing
 
 

@@ -115,9 +115,11 @@ def test_a_report_on_tables(tmp_path, fleet):
         assert r.returncode == 1, r.stderr[-2000:]
         html.append((tmp_path / f"f{i}.html").read_text(encoding="utf-8"))
     p = parse_html(html[0])
-    assert p.sections == ["summary", "fleet", "evidence", "elections", "verdicts", "forks", "consumers",
+    drill = [f"partition-{i}" for i in range(1, 9)]  # the worst partitions in detail, linked from the contents
+    assert p.sections == ["summary", "fleet", *drill, "evidence", "elections", "verdicts", "forks", "consumers",
                           "transactions", "restart", "findings"]
-    assert html[0].count("<svg") >= 2 and not p.remote
+    assert html[0].count("<svg") >= 2 + len(drill) and not p.remote
+    assert all(f'href="#{d}"' in html[0] for d in drill)
     assert without_generation_line(html[0]) == without_generation_line(html[1])
     md = (tmp_path / "f0.md").read_text(encoding="utf-8")
     assert "others (" in md or "partitions shown" in md
