@@ -63,7 +63,8 @@ def transaction_rows(pt: PartitionTransactions, context: dict[str, Any] | None =
         rows.append({**base, "kind": "open", "producer_id": t.producer_id, "producer_epoch": t.producer_epoch,
                      "first_offset": t.first_offset, "last_offset": t.last_offset, "records": t.records,
                      "age_ms": t.age_ms, "hanging": t.hanging, "coordinator_state": t.coordinator_state,
-                     "file": t.file, "position": t.position, "detail": t.why})
+                     "file": t.file, "position": t.position, "detail": t.why,
+                     "transaction_version": t.transaction_version})
     aborted = {(a.producer_id, a.last_offset): a for a in pt.aborted}
     for m in pt.markers:
         a = aborted.get((m.producer_id, m.offset))
@@ -71,7 +72,8 @@ def transaction_rows(pt: PartitionTransactions, context: dict[str, Any] | None =
                      "producer_id": m.producer_id, "producer_epoch": m.data_epoch, "first_offset": m.first_offset,
                      "last_offset": m.offset, "marker": m.control_type, "marker_epoch": m.producer_epoch,
                      "epoch_bump": m.epoch_bump, "coordinator_epoch": m.coordinator_epoch, "records": m.records,
-                     "in_txn_index": None if a is None else a.in_txn_index, "file": m.file, "position": m.position})
+                     "in_txn_index": None if a is None else a.in_txn_index, "file": m.file, "position": m.position,
+                     "transaction_version": m.transaction_version, "fenced": m.fenced})
     return rows
 
 
@@ -84,7 +86,8 @@ def reopened_rows(after: TransactionsAfterReplay, context: dict[str, Any] | None
              "marker": r.marker.control_type, "marker_epoch": r.marker.producer_epoch,
              "epoch_bump": r.marker.epoch_bump, "coordinator_epoch": r.marker.coordinator_epoch,
              "records": r.marker.records, "hanging": True, "last_stable_offset": lso, "file": r.marker.file,
-             "position": r.marker.position, "detail": r.detail} for r in after.reopened]
+             "position": r.marker.position, "detail": r.detail,
+             "transaction_version": r.marker.transaction_version, "fenced": r.marker.fenced} for r in after.reopened]
 
 
 def transactions_table(partitions: Sequence[PartitionTransactions] = (), after: Sequence[TransactionsAfterReplay] = (),

@@ -74,6 +74,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("coordinator_epoch", pa.int32()), ("records", pa.int64()), ("age_ms", pa.int64()), ("hanging", pa.bool_()),
         ("coordinator_state", pa.string()), ("in_txn_index", pa.bool_()), ("last_stable_offset", pa.int64()),
         ("file", pa.string()), ("position", pa.int64()), ("detail", pa.string()),
+        ("transaction_version", pa.string()), ("fenced", pa.bool_()),
     ]),
     "committed_offsets": pa.schema(CONTEXT + [
         ("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
@@ -113,14 +114,19 @@ DESCRIPTIONS = {
     "files": "every file read, with its size and SHA-256 (chain of custody).",
     "checkpoints": "every entry of the log dirs' root offset checkpoints (HW, recovery point, log start, cleaner).",
     "verdicts": "one row per replica and verdict of the replay; `facts` holds the verdict's code-specific facts "
-                "(JSON), e.g. the repeating rounds of NOT_CONVERGING; `leader_how` says how the leader was reached "
+                "(JSON), e.g. the repeating rounds of NOT_CONVERGING, and on loss and election verdicts the "
+                "acknowledgement classes (`acknowledged`: acked-all, acked-leader-only, never-acked records); "
+                "`leader_how` says how the leader was reached "
                 "(`controller-record`, `predicted:<rule>`, `offline`, `given` or `guessed`; leader -1: nobody leads).",
     "divergence": "one row per pair of replicas: where they first differ, and an agreement map (JSON).",
     "transactions": "one row per transaction seen on a partition's log: `kind` open (no marker up to the log end; "
                     "`hanging`, `age_ms`, the coordinator's state), committed or aborted (its marker: epoch, "
                     "`epoch_bump` over the data, coordinator epoch; an abort's `in_txn_index`), or reopened (its "
                     "marker lost by the replay while the new leader keeps its data); `last_stable_offset` is the "
-                    "partition's, rebuilt from the log. Markers listed are each partition's last 1000.",
+                    "partition's, rebuilt from the log. Markers listed are each partition's last 1000. "
+                    "`transaction_version` (KIP-890): 0, 1 or 2 from the coordinator's record, 2 or 0-1 from the "
+                    "epochs (a marker does not carry it); `fenced`: the coordinator aborted it by fencing the "
+                    "producer (null: not known).",
     "committed_offsets": "one row per consumer group and partition: the committed offset, leader epoch, metadata "
                          "and commit time, and where in __consumer_offsets it was read (partition, record offset, "
                          "file, byte position of its batch, the brokers whose copy holds it). `scan --out` writes "

@@ -37,6 +37,7 @@ class OpenTransaction:
     hanging: bool = False
     why: str = ""  # why it is (or is not) called hanging
     coordinator_state: str | None = None  # the coordinator's state for this producer, when __transaction_state was read
+    transaction_version: str | None = None  # its producer's, as its last marker or the coordinator's record shows it
 
 
 @dataclass
@@ -55,11 +56,22 @@ class TransactionMarker:
     data_epoch: int | None = None  # the producer epoch of that data
     records: int = 0  # data records of the transaction on this partition
 
+    transaction_version: str | None = None  # "0", "1", "2" or "0-1" (:mod:`.transaction_version`); None: not known
+    transaction_version_basis: str = ""  # how it is known: the coordinator's record, or the epochs
+
     @property
     def epoch_bump(self) -> int | None:
         """Marker epoch minus data epoch: 1 under transactions v2 (KIP-890) or after the coordinator fenced
         the producer, 0 under transactions v1, negative never on a log Kafka's leader wrote."""
         return None if self.data_epoch is None else self.producer_epoch - self.data_epoch
+
+    @property
+    def fenced(self) -> bool | None:
+        """Whether the coordinator fenced the producer and aborted its transaction (a timeout, or a new
+        ``InitProducerId`` while it was ongoing): see :func:`.transaction_version.fenced`."""
+        from .transaction_version import fenced
+
+        return fenced(self)
 
 
 @dataclass
@@ -95,6 +107,8 @@ class PartitionTransactions:
     aborts: int = 0
     empty_markers: int = 0  # markers with no data of their producer before them on this log
     producers: int = 0  # distinct producer ids with a v2 producer id
+    transaction_versions: dict[str, int] = field(default_factory=dict)  # listed markers per transaction version
+    # ("0", "1", "2", "0-1": no bump, before transactions v2; "unknown")
     findings: list[Finding] = field(default_factory=list)
 
     @property

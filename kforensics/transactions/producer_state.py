@@ -60,6 +60,7 @@ from .model import (
     PartitionTransactions,
     TransactionMarker,
 )
+from .transaction_version import count, from_coordinator, from_epochs, open_version, settle_by_next_transaction
 
 if TYPE_CHECKING:
     from .coordinator import CoordinatorView
@@ -293,6 +294,7 @@ class TransactionTracker:
             p = int(row[c["producer_id"]])
             txn = self.ongoing.get(p)
             if txn is None:
+                settle_by_next_transaction(self.last_marker.get(p), int(row[c["producer_epoch"]]))
                 txn = self.ongoing[p] = OpenTransaction(
                     p, int(row[c["producer_epoch"]]), int(row[c["base_offset"]]), 0, 0, 0, 0,
                     int(row[c["base_timestamp"]]), None, self._file, int(row[c["position"]]))
@@ -347,6 +349,7 @@ class TransactionTracker:
             hw = o.high_watermark
             if hw is not None and offset >= hw:
                 self.unreplicated.append(txn.first_offset)
+        m.transaction_version, m.transaction_version_basis = from_epochs(control_type, m.epoch_bump)
         if control_type == "COMMIT":
             o.commits += 1
         elif control_type == "ABORT":
@@ -390,9 +393,16 @@ class TransactionTracker:
         if coordinator is not None:
             from .coordinator import cross_check
 
+            by_pid = coordinator.by_producer()
+            for m in o.markers:  # the epochs decide when they can; else the coordinator's record of the id
+                st = by_pid.get(m.producer_id)
+                if m.transaction_version is None and st is not None:
+                    m.transaction_version, m.transaction_version_basis = from_coordinator(st)
             for f in cross_check(o, self.last_marker, coordinator):
                 self.log.add(f)
+        by_pid = coordinator.by_producer() if coordinator is not None else {}
         for t in o.open:
+            open_version(t, self.last_marker.get(t.producer_id), by_pid.get(t.producer_id))
             code = "TXN_HANGING" if t.hanging else "TXN_OPEN"
             self.log.add(finding(
                 code, f"transaction of producer {t.producer_id} (epoch {t.producer_epoch}) open from offset "
@@ -400,5 +410,6 @@ class TransactionTracker:
                       f"{t.first_offset}", file=t.file, position=t.position, producer_id=t.producer_id,
                 producer_epoch=t.producer_epoch, first_offset=t.first_offset, age_ms=t.age_ms,
                 coordinator_state=t.coordinator_state))
+        o.transaction_versions = count(o.markers)
         o.findings = self.log.findings()
         return o
