@@ -104,3 +104,22 @@ def test_a_hanging_transaction_states_its_version(tmp_path):
     (t,) = pt.open
     assert t.hanging and t.transaction_version == "2" and "under transactions v2" in t.why
     assert pt.last_stable_offset == 2  # firstUnstableOffset: the hanging transaction's first offset
+
+
+def test_the_hanging_scenario_mixes_versions_and_each_marker_says_which():
+    # fixtures/scenarios/transaction-hanging: producer 100 commits under v1 (marker in its data's epoch), producer
+    # 200 aborts then commits under v2 (each marker one epoch up, the next transaction in the bumped epoch),
+    # producer 300's transaction hangs (the coordinator says CompleteAbort with clientTransactionVersion absent: 0)
+    from kforensics.scenario import load_scenario
+    from kforensics.transactions.coordinator import coordinator_view
+    from tests.conftest import ROOT
+
+    sc = load_scenario(ROOT / "fixtures" / "scenarios" / "transaction-hanging")
+    pd = open_partition(sc.brokers[1][0] / "orders-0", parse_partition_dir_name("orders-0"), [])
+    pt = read_partition_transactions(pd, broker_id=1, high_watermark=13, coordinator=coordinator_view(sc.log_dirs))
+    assert [(m.producer_id, m.control_type, m.transaction_version, m.fenced) for m in pt.markers] == [
+        (100, "COMMIT", "0-1", False), (200, "ABORT", "2", False), (200, "COMMIT", "2", False)]
+    (t,) = pt.open
+    assert (t.producer_id, t.hanging, t.transaction_version) == (300, True, "0")
+    assert "under transactions v2" not in t.why
+    assert pt.transaction_versions == {"0-1": 1, "2": 2}
