@@ -25,11 +25,9 @@ SEED = 11
 
 
 def _setup_or_skip():
-    try:
-        jars.java_bin(jars.NEWEST)
-        jars.ensure_jars(jars.NEWEST, timeout_s=300)
-    except jars.Unavailable as e:
-        pytest.skip(f"live lab unavailable: {e}")
+    from tests.lab.live_helpers import live_lab_or_skip
+
+    live_lab_or_skip()
 
 
 @pytest.fixture(scope="module")

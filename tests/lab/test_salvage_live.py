@@ -34,11 +34,9 @@ ORIGIN = "kforensics-salvaged-from"
 
 
 def _setup_or_skip():
-    try:
-        jars.java_bin(jars.NEWEST)
-        jars.ensure_jars(jars.NEWEST, timeout_s=300)
-    except jars.Unavailable as e:
-        pytest.skip(f"live lab unavailable: {e}")
+    from tests.lab.live_helpers import live_lab_or_skip
+
+    live_lab_or_skip()
 
 
 def _read_all(bootstrap: str, topic: str) -> list[tuple[int, bytes, dict]]:
