@@ -93,7 +93,10 @@ def ack_rule(topic: str, kafka_version: Any, committed_bound: int, cluster: Any 
         mir, source = min_insync_replicas, "given"
     elif cluster is not None:
         value, where = cluster.topic_config(topic, "min.insync.replicas")
-        mir, source = int(value), where
+        try:
+            mir, source = int(value), where
+        except (TypeError, ValueError):  # a config Kafka would refuse: say so, judge with the default
+            mir, source = KAFKA_DEFAULT_MIN_ISR, f"default (the {where} holds {value!r}, not a number)"
     else:
         mir, source = KAFKA_DEFAULT_MIN_ISR, "default"
     waits = kafka_version.at_least(*HW_WAITS_FOR_MIN_ISR)

@@ -73,3 +73,17 @@ def test_json_output_carries_the_classes():
 def test_ack_fixtures_regenerate_byte_for_byte(tmp_path):
     run_generator(ROOT / "fixtures" / "make_acks.py", tmp_path)
     assert file_tree(tmp_path) == file_tree(ACKS)
+
+
+def test_a_config_that_is_no_number_falls_back_to_kafkas_default():
+    from types import SimpleNamespace
+
+    from kforensics.epoch.versions import LATEST
+    from kforensics.replay.acknowledgements import ack_rule
+
+    cluster = SimpleNamespace(topic_config=lambda topic, name: ("two", "topic config of orders"))
+    rule = ack_rule("orders", LATEST, 4, cluster)
+    assert rule.min_insync_replicas == 1 and "'two'" in rule.source
+    given = ack_rule("orders", parse_kafka_version("3.6.0"), 4, cluster, min_insync_replicas=3)
+    assert (given.min_insync_replicas, given.source, given.hw_waits_for_min_isr) == (3, "given", False)
+    assert ack_rule("orders", parse_kafka_version("3.7.0"), 4).hw_waits_for_min_isr  # KAFKA-15583's first tag
