@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -189,13 +190,14 @@ def _decoded_fields(decode: Callable[[bool, bytes | None], str | None], key: byt
 def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: bool, out: TextIO,
                   payloads: Any = None) -> list[Finding]:
     # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
-    from ..dump.segment import BatchEvent, DumpOptions, SegmentDump, dump_segment, partition_topic
-    from ..serialize import to_jsonable
-    from .dump_text import batch_line, damaged_ranges, record_line, stop_lines
+    from ..dump.segment import BatchEvent, DumpOptions, RecordChunkEvent, SegmentDump, dump_segment, partition_topic
+    from .dump_text import batch_line, damaged_ranges, record_chunk_json, record_chunk_lines, record_line, stop_lines
 
-    opts = DumpOptions(**options)
-    result = SegmentDump(path, classify_name(path))
     decode = _registry_decode(payloads, partition_topic(path) or "")
+    # records a chunk of rows at a time unless a registry's schemas decode them (that path is per record)
+    opts = DumpOptions(**options, chunks=decode is None)
+    result = SegmentDump(path, classify_name(path))
+    file_json = dumps(path)
     if fmt == "text":
         out.write(f"Dumping {printable(path)}\n")
         kind = result.kind
@@ -216,29 +218,27 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                 recovered[-1][4] += 1
             else:
                 recovered.append([e.position, end, first, e.last_offset, 1])
-        if fmt == "text":
+        if isinstance(ev, RecordChunkEvent):
+            if fmt == "text":
+                out.writelines(record_chunk_lines(ev.entry, ev.records, opts.print_data, skip_metadata))
+            else:
+                out.writelines(record_chunk_json(ev.entry, ev.records, opts.print_data, file_json,
+                                                 functools.partial(_record_json, path, ev.entry,
+                                                                   print_data=opts.print_data)))
+        elif fmt == "text":
             if isinstance(ev, BatchEvent):
                 out.write(batch_line(ev.entry) + "\n")
             else:
                 out.write(record_line(ev.entry, ev.record, opts.print_data, ev.metadata, skip_metadata,
                                       ev.internal, decode) + "\n")
         elif isinstance(ev, BatchEvent):
-            out.write(dumps({"kind": "batch", "file": path, **to_jsonable(ev.entry),
+            # the entry's fields are plain values (what to_jsonable would give them)
+            out.write(dumps({"kind": "batch", "file": path, **{k: getattr(ev.entry, k) for k in _entry_fields()},
                              "non_consecutive": ev.non_consecutive_after is not None,
                              "previous_last_offset": ev.non_consecutive_after}) + "\n")
         else:
-            rec = to_jsonable(ev.record)
-            if not opts.print_data:
-                rec.pop("key", None)
-                rec.pop("value", None)
-            obj = {"kind": "record", "file": path, "batch_position": ev.entry.position, **rec}
-            if ev.metadata is not None:
-                obj["metadata"] = ev.metadata
-            if ev.internal is not None:
-                obj["decoded"] = decoded_object(ev.internal)
-            elif decode is not None and opts.print_data:
-                obj.update(_decoded_fields(decode, ev.record.key, ev.record.value))
-            out.write(dumps(obj) + "\n")
+            out.write(_record_json(path, ev.entry, ev.record, opts.print_data, ev.metadata, ev.internal, decode)
+                      + "\n")
     if fmt == "text":
         if result.non_consecutive:
             out.flush()  # the dump's lines reach a terminal or a 2>&1 file before what stderr says of them
@@ -262,6 +262,36 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                          "non_consecutive_count": result.non_consecutive_count,
                          "max_bytes": opts.max_bytes}) + "\n")
     return result.findings
+
+
+@functools.cache
+def _entry_fields() -> tuple[str, ...]:
+    """The fields of a batch's JSON object, in :class:`BatchEntry`'s order."""
+    import dataclasses
+
+    from ..log.record_types import BatchEntry
+
+    return tuple(f.name for f in dataclasses.fields(BatchEntry))
+
+
+def _record_json(path: str, entry: Any, record: Any, print_data: bool, metadata: dict[str, Any] | None = None,
+                 internal: CoordinatorRecord | None = None,
+                 decode: Callable[[bool, bytes | None], str | None] | None = None) -> str:
+    """One record's NDJSON object (without its newline)."""
+    from ..serialize import to_jsonable
+
+    rec = to_jsonable(record)
+    if not print_data:
+        rec.pop("key", None)
+        rec.pop("value", None)
+    obj = {"kind": "record", "file": path, "batch_position": entry.position, **rec}
+    if metadata is not None:
+        obj["metadata"] = metadata
+    if internal is not None:
+        obj["decoded"] = decoded_object(internal)
+    elif decode is not None and print_data:
+        obj.update(_decoded_fields(decode, record.key, record.value))
+    return dumps(obj)
 
 
 def _dump_other(path: str, fmt: str, verify: bool, sanity: bool, out: TextIO) -> list[Finding]:

@@ -8,6 +8,8 @@ escaping, so evidence cannot write control bytes to the terminal.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -17,6 +19,7 @@ from .common import payload_text, printable
 
 if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
     from ..dump.files import FileDump
+    from ..dump.record_chunks import RecordChunks
     from ..dump.segment import SegmentDump
     from ..formats.internal_topics import CoordinatorRecord
     from ..log.records import BatchEntry, Record
@@ -269,3 +272,118 @@ def stop_lines(result: SegmentDump, recovered: list[tuple[int, int, int, int, in
     for pos, end, what in sorted(parts):
         lines.append(f"  bytes {pos}..{end - 1}: {what}")
     return lines
+
+
+# ---------------------------------------------------------------- records a chunk of rows at a time
+#: Java's long range: a sum outside it wraps (``wrap_long``), as Kafka's accessors return it
+_LONG_MIN, _LONG_END = -(1 << 63), 1 << 63
+
+
+def _text(data: bytes | bytearray) -> str:
+    """:func:`payload_text` of bytes that are there, with its common case (printable UTF-8) first."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return payload_text(data)
+    return text if text.isprintable() else payload_text(data)
+
+
+class _Rows:
+    """The per-batch constants and column numbers a chunk of rows is formatted with."""
+
+    def __init__(self, batch: BatchEntry, chunks: RecordChunks):
+        from ..formats.record_batch import TIMESTAMP_TYPE_BIT
+        from ..log import kernels
+
+        b = chunks.batch
+        c = kernels.get().RCOL
+        self.cols = (c["offset_delta"], c["timestamp_delta"], c["key_pos"], c["key_len"], c["value_pos"],
+                     c["value_len"], c["headers_count"], c["size_in_bytes"])
+        self.base, self.base_ts, self.base_seq = b.base_offset, b.base_timestamp, b.base_sequence
+        self.log_append = bool(b.attributes & TIMESTAMP_TYPE_BIT)
+        self.max_ts = b.max_timestamp
+
+    def fields(self, row: list[int]) -> tuple[int, int, int, int, int]:
+        """``(offset, timestamp, sequence, key size, value size)`` as :class:`Record` holds them."""
+        od, td, _, kl, _, vl, _, _ = self.cols
+        d = row[od]
+        off = self.base + d
+        if not _LONG_MIN <= off < _LONG_END:
+            off = (off + _LONG_END) % (1 << 64) - _LONG_END
+        if self.log_append:
+            ts = self.max_ts
+        else:
+            ts = self.base_ts + row[td]
+            if not _LONG_MIN <= ts < _LONG_END:
+                ts = (ts + _LONG_END) % (1 << 64) - _LONG_END
+        seq = -1 if self.base_seq < 0 else (self.base_seq + d) % 2147483648
+        k, v = row[kl], row[vl]
+        return off, ts, seq, k if k >= 0 else -1, v if v >= 0 else -1
+
+
+def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool, skip_metadata: bool
+                       ) -> Iterator[str]:
+    """The ``| offset: ...`` lines of a batch's records (:func:`record_line`'s, character for character), a
+    chunk of rows at a time, each chunk one string of lines ending in a newline."""
+    rows = _Rows(batch, chunks)
+    _, _, kp, kl, vp, vl, hc, _ = rows.cols
+    ts_type = batch.timestamp_type
+    fields = rows.fields
+    for payload, chunk in chunks.chunks():
+        out = []
+        for row in chunk:
+            if row[hc] > 0:  # header keys: the per-record path
+                out.append(record_line(batch, chunks.record(payload, row), print_data, skip_metadata=skip_metadata))
+                continue
+            parts = []
+            if not skip_metadata:
+                off, ts, seq, ks, vs = fields(row)
+                parts.append(f"offset: {off} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
+                             f"sequence: {seq} headerKeys: []")
+            if print_data:
+                if row[kl] >= 0:
+                    parts.append("key: " + _text(payload[row[kp] : row[kp] + row[kl]]))
+                parts.append("payload: " + (_text(payload[row[vp] : row[vp] + row[vl]]) if row[vl] >= 0 else "null"))
+            out.append("| " + " ".join(parts))
+        if out:
+            yield "\n".join(out) + "\n"
+
+
+def _json_payload(data: bytes | bytearray) -> str:
+    """``serialize.payload`` of bytes that are there, as the JSON text the dump's serializer writes."""
+    try:
+        return '{"encoding": "utf-8", "data": ' + json.dumps(data.decode("utf-8"), ensure_ascii=False) + "}"
+    except UnicodeDecodeError:
+        return '{"encoding": "base64", "data": "' + base64.b64encode(data).decode("ascii") + '"}'
+
+
+def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool, file_json: str,
+                      slow: Callable[[Record], str]) -> Iterator[str]:
+    """The NDJSON record objects of a batch's records (those the per-record path writes, byte for byte: the keys
+    in :class:`Record`'s order), a chunk of rows at a time; ``file_json``: the file's name as JSON text;
+    ``slow``: one record's line by the per-record path (for records with headers)."""
+    rows = _Rows(batch, chunks)
+    _, _, kp, kl, vp, vl, hc, sz = rows.cols
+    fields = rows.fields
+    head = '{"kind": "record", "file": ' + file_json + f', "batch_position": {batch.position}, "offset": '
+    sha = hashlib.sha256
+    for payload, chunk in chunks.chunks():
+        out = []
+        for row in chunk:
+            if row[hc] > 0:
+                out.append(slow(chunks.record(payload, row)))
+                continue
+            off, ts, seq, ks, vs = fields(row)
+            key = payload[row[kp] : row[kp] + ks] if ks >= 0 else None
+            value = payload[row[vp] : row[vp] + vs] if vs >= 0 else None
+            line = (f'{head}{off}, "timestamp": {ts}, "sequence": {seq}, "size_in_bytes": {row[sz]}, '
+                    f'"key_size": {ks}, "value_size": {vs}, '
+                    f'"key_sha256": {"null" if key is None else chr(34) + sha(key).hexdigest() + chr(34)}, '
+                    f'"value_sha256": {"null" if value is None else chr(34) + sha(value).hexdigest() + chr(34)}, '
+                    '"headers": [], "crc": null, "is_valid": null, "control": null')
+            if print_data:
+                line += (', "key": ' + ("null" if key is None else _json_payload(key)) + ', "value": '
+                         + ("null" if value is None else _json_payload(value)))
+            out.append(line + "}")
+        if out:
+            yield "\n".join(out) + "\n"

@@ -25,11 +25,22 @@ from typing import Any
 
 from ..checks.offsets import OffsetCheck, check_attributes
 from ..findings import DecodeError, Finding, FindingLog
+from ..formats.compression import CODECS
 from ..formats.internal_topics import CoordinatorRecord, decoder_for_flag, decoder_for_topic
-from ..log.batch_table import COL, BatchTable
+from ..formats.record_batch import (
+    COMPRESSION_MASK,
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    MAGIC,
+    TIMESTAMP_TYPE_BIT,
+    TRANSACTIONAL_BIT,
+)
+from ..log.batch_table import COL, FLAG_RECOVERED, BatchTable
 from ..log.file_kinds import METADATA_TOPIC, FileKind, classify_name, parse_partition_dir_name
-from ..log.records import BatchEntry, EntryRecords, Record, batch_entry
+from ..log.record_offsets import wrap_sequence
+from ..log.records import DEFAULT_MAX_DECOMPRESSED, TIMESTAMP_TYPES, BatchEntry, EntryRecords, Record, batch_entry
 from ..log.segment_reader import Batch, SegmentReader
+from .record_chunks import GROUP_BYTES, GROUP_RECORDS, Chunk, RecordChunks, decode_group, group_size
 
 #: non-consecutive offset pairs kept (kafka-dump-log's report); the rest are counted
 MAX_NON_CONSECUTIVE = 1000
@@ -44,6 +55,9 @@ class DumpOptions:
     # decode an internal topic's records with this kafka-dump-log decoder flag (``--offsets-decoder`` ...);
     # None: by the topic of the file's partition directory
     decoder: str | None = None
+    # hand out the records of plain v2 batches as chunks of columns (RecordChunkEvent), not one RecordEvent each:
+    # for a renderer that formats rows itself (the CLI's); what a record decodes to is the same
+    chunks: bool = False
 
 
 @dataclass
@@ -62,6 +76,17 @@ class RecordEvent:
     file: str
     metadata: dict[str, Any] | None = None  # the decoded KRaft metadata record
     internal: CoordinatorRecord | None = None  # the decoded internal-topic record (key and value)
+
+
+@dataclass
+class RecordChunkEvent:
+    """The records of one v2 batch that is not a control batch, as chunks of decoded rows
+    (:meth:`RecordChunks.chunks`): consume them before asking the stream for its next event (the batch's
+    findings are collected then)."""
+
+    entry: BatchEntry
+    records: RecordChunks
+    file: str
 
 
 @dataclass
@@ -110,7 +135,7 @@ def internal_decoder(path: str, kind: FileKind, forced: str | None = None) -> Mo
 
 
 def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
-                 ) -> Iterator[BatchEvent | RecordEvent]:
+                 ) -> Iterator[BatchEvent | RecordEvent | RecordChunkEvent]:
     """The events of one file of batches; ``result`` (when given) receives the summary as the stream ends."""
     label = str(path)
     kind = classify_name(label)
@@ -137,12 +162,13 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
                 table = BatchTable(table.data[within])
             ranges.feed(table, label)
             check_attributes(table, label, log.add)
-            for row in table.data.tolist():
-                b = Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
+            grouped = opts.chunks and deep and not meta and internal is None
+            for b, decoded in _batches(reader, table.data.tolist(), grouped):
+                row = b.row
                 if row[COL["position"]] == read_end:
                     read_end += row[COL["size_in_bytes"]]
                 recovered += bool(b.recovered)
-                yield from _entry_events(b, opts, deep, meta, internal, label, log, result, prev_last)
+                yield from _entry_events(b, opts, deep, meta, internal, label, log, result, prev_last, decoded)
                 prev_last = b.last_offset
             if stop:
                 cut = True
@@ -167,10 +193,30 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         result.findings = log.findings()
 
 
+def _batches(reader: SegmentReader, rows: list[list[int]], grouped: bool) -> Iterator[tuple[Batch, Chunk | None]]:
+    """The entries of one table of the reader, each with its records when they were decoded in a group with
+    others' (``grouped``: small v2 batches are, :func:`decode_group`)."""
+    i = 0
+    while i < len(rows):
+        group: list[Batch] = []
+        records = size = 0
+        while i < len(rows) and records < GROUP_RECORDS and size < GROUP_BYTES:
+            row = rows[i]
+            b = Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]]))
+            group.append(b)
+            i += 1
+            if not grouped:
+                break
+            records += group_size(b) or 0
+            size += row[COL["size_in_bytes"]]
+        yield from zip(group, decode_group(group, DEFAULT_MAX_DECOMPRESSED) if grouped else [None] * len(group))
+
+
 def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal: Any, label: str,
-                  log: FindingLog, result: SegmentDump, prev_last: int | None) -> Iterator[BatchEvent | RecordEvent]:
+                  log: FindingLog, result: SegmentDump, prev_last: int | None, records_of: Chunk | None = None
+                  ) -> Iterator[BatchEvent | RecordEvent | RecordChunkEvent]:
     """One entry's batch event and, when deep, its record events (records decoded one at a time)."""
-    entry = batch_entry(b)
+    entry = _v2_entry(b.row) if b.magic == MAGIC else batch_entry(b)
     result.batches += 1
     first = entry.base_offset if entry.base_offset is not None else entry.last_offset
     if deep and b.magic < 2 and b.raw is not None and entry.base_offset is None:
@@ -187,6 +233,12 @@ def _entry_events(b: Batch, opts: DumpOptions, deep: bool, meta: bool, internal:
     if not deep:
         return
     decoded = meta or internal is not None
+    if opts.chunks and not decoded and b.magic == MAGIC and not b.attributes & CONTROL_BIT:
+        chunks = RecordChunks(b, with_data=opts.print_data, file=label)
+        chunks.decoded = records_of
+        yield RecordChunkEvent(entry, chunks, label)
+        log.extend(chunks.findings)  # the consumer has read the chunks by now
+        return
     records = EntryRecords(b, with_data=opts.print_data or decoded, file=label)
     for r in records:
         md = _metadata(r, b.position, label, log) if meta and r.control is None else None
@@ -221,3 +273,25 @@ def _metadata(r: Record, position: int, file: str, log: FindingLog) -> dict[str,
         log.add(replace(e.finding, file=file, position=position,
                         facts={**e.finding.facts, "offset": r.offset, "value_position": e.position}))
         return {"error": e.message}
+
+
+_C = [COL[n] for n in ("position", "size_in_bytes", "base_offset", "last_offset", "crc", "crc_computed",
+                       "attributes", "base_timestamp", "max_timestamp", "partition_leader_epoch", "producer_id",
+                       "producer_epoch", "base_sequence", "records_count", "flags")]
+
+
+def _v2_entry(row: list[int]) -> BatchEntry:
+    """:func:`~kforensics.log.records.batch_entry` of a v2 batch, field for field, from its row (the cost of a
+    small batch: the same values without an attribute lookup each)."""
+    pos, size, base, last, crc, crc_c, attrs, base_ts, max_ts, epoch, pid, pepoch, bseq, count, flags = \
+        [row[i] for i in _C]
+    return BatchEntry(
+        position=pos, size_in_bytes=size, magic=MAGIC, base_offset=base, last_offset=last, next_offset=last + 1,
+        count=count, crc=crc, is_valid=crc == crc_c, compression=CODECS.get(attrs & COMPRESSION_MASK,
+                                                                            f"unknown({attrs & COMPRESSION_MASK})"),
+        timestamp_type=TIMESTAMP_TYPES[bool(attrs & TIMESTAMP_TYPE_BIT)], base_timestamp=base_ts,
+        max_timestamp=max_ts, delete_horizon_ms=base_ts if attrs & DELETE_HORIZON_BIT else None,
+        partition_leader_epoch=epoch, is_transactional=bool(attrs & TRANSACTIONAL_BIT),
+        is_control=bool(attrs & CONTROL_BIT), producer_id=pid, producer_epoch=pepoch, base_sequence=bseq,
+        last_sequence=wrap_sequence(bseq, last - base) if bseq >= 0 else -1,
+        record_count=count if count >= 0 else None, recovered=bool(flags & FLAG_RECOVERED))

@@ -1,0 +1,162 @@
+"""``kforensics dump`` benchmark: text and JSON records/s against kafka-dump-log's on the same segment, peak RSS.
+
+kafka-dump-log is Kafka's own ``kafka.tools.DumpLogSegments`` (from the
+``kafka_2.13`` jar the lab fetches: ``lab/kflab/jars.py``), run as
+``--deep-iteration --print-data-log --files SEG``; kforensics runs
+``dump --deep --print-data`` (text) and ``dump --deep --format json``.
+Every command writes to /dev/null; each is timed as a whole process (start-up
+included, the JVM's too), page cache warm, best of ``--runs``.  Prints
+figures; asserts nothing.
+
+    python benchmarks/bench_dump.py                  # generate a lz4 segment (10 records a batch), then measure
+    python benchmarks/bench_dump.py --segment F.log  # measure an existing segment
+    python benchmarks/bench_dump.py --huge           # also: one zstd batch of 30 M tiny records
+
+The generated segment is written with kforensics' own encoder
+(``build_batch``, Kafka's ``MemoryRecordsBuilder`` layout); the huge batch
+too.  Timing resolution is the process's wall time (``time.perf_counter``),
+peak RSS is the child's ``ru_maxrss``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "lab"))
+
+
+def generate(out: Path, size_mb: int, per_batch: int = 10, codec: int = 3) -> Path:
+    """A segment of ``size_mb`` MiB of ``per_batch``-record batches (lz4 by default), keys and values of text."""
+    from kforensics.formats.record_batch import RecordData, build_batch
+
+    seg = out / f"{'lz4' if codec == 3 else codec}-{size_mb}mb-{per_batch}" / "00000000000000000000.log"
+    if seg.exists():
+        return seg
+    seg.parent.mkdir(parents=True, exist_ok=True)
+    limit, offset, written = size_mb << 20, 0, 0
+    with open(seg.with_suffix(".tmp"), "wb") as f:
+        while written < limit:
+            recs = [RecordData(offset + i, 1_700_000_000_000 + offset + i, f"key-{(offset + i) % 997}".encode(),
+                               f"value {offset + i} lorem ipsum dolor sit amet consectetur {i}".encode() * 2)
+                    for i in range(per_batch)]
+            raw = build_batch(recs, codec=codec, producer_id=7, producer_epoch=0, base_sequence=offset,
+                              partition_leader_epoch=3)
+            f.write(raw)
+            written += len(raw)
+            offset += per_batch
+    seg.with_suffix(".tmp").rename(seg)
+    return seg
+
+
+def generate_huge(out: Path, records: int = 30_000_000) -> Path:
+    """One zstd batch of ``records`` tiny records (no key, a 1-byte value): the records section is built at once."""
+    from kforensics.formats.compression import compress
+    from kforensics.formats.record_batch import MAGIC, attributes_of, encode_batch
+
+    seg = out / f"zstd-one-batch-{records}" / "00000000000000000000.log"
+    if seg.exists():
+        return seg
+    seg.parent.mkdir(parents=True, exist_ok=True)
+    parts = []
+    for i in range(records):  # attributes 0, timestamp delta 0, offset delta i, key null, value b"x", 0 headers
+        body = b"\x00\x00" + _varint(i) + b"\x01\x02x\x00"
+        parts.append(_varint(len(body)) + body)
+    payload = compress(4, b"".join(parts), magic=MAGIC)
+    seg.with_suffix(".tmp").write_bytes(encode_batch(
+        payload, base_offset=0, last_offset_delta=records - 1, records_count=records, base_timestamp=1_700_000_000_000,
+        max_timestamp=1_700_000_000_000, attributes=attributes_of(4)))
+    seg.with_suffix(".tmp").rename(seg)
+    return seg
+
+
+def _varint(v: int) -> bytes:
+    z = (v << 1) ^ (v >> 63)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def run(argv: list[str], runs: int) -> tuple[float, float]:
+    """Best wall time of ``runs`` and the peak RSS (MB) of the children, stdout to /dev/null."""
+    best, peak = float("inf"), 0.0
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        pid = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid
+        _, status, usage = os.wait4(pid, 0)
+        best = min(best, time.perf_counter() - t0)
+        peak = max(peak, usage.ru_maxrss / 1024)
+        if os.waitstatus_to_exitcode(status) not in (0, 1):
+            raise SystemExit(f"failed ({status}): {' '.join(argv)}")
+    return best, peak
+
+
+def kafka_dump_log(seg: Path) -> list[str] | None:
+    """The kafka-dump-log command line (None when Java or the jars are not here)."""
+    try:
+        from kflab import jars
+
+        libs = jars.ensure_jars(jars.NEWEST)
+        java = jars.java_bin(jars.NEWEST)
+    except Exception as e:  # any reason the anchor cannot run: said, and the rest measured
+        print(f"(no kafka-dump-log anchor: {e})")
+        return None
+    return [java, "-cp", f"{libs}/*", "kafka.tools.DumpLogSegments", "--deep-iteration", "--print-data-log",
+            "--files", str(seg)]
+
+
+def count_records(seg: Path) -> int:
+    from kforensics.log.records import iter_record_tables
+    from kforensics.log.segment_reader import SegmentReader
+
+    return sum(len(rt) for _t, rt in iter_record_tables(SegmentReader(seg)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--segment", type=Path)
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--out-dir", type=Path, default=Path("/tmp/kforensics-bench-dump"))
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--huge", action="store_true", help="also dump one zstd batch of 30 M tiny records")
+    args = ap.parse_args()
+    seg = args.segment or generate(args.out_dir, args.size_mb)
+    n = count_records(seg)
+    kf = [sys.executable, "-m", "kforensics.cli"]
+    print(f"segment {seg}: {seg.stat().st_size / 2**20:.1f} MiB, {n} records; loadavg {os.getloadavg()[0]:.2f}")
+    rows = {}
+    anchor = kafka_dump_log(seg)
+    if anchor is not None:
+        rows["kafka-dump-log --deep-iteration --print-data-log"] = run(anchor, args.runs)
+    rows["kforensics dump --deep --print-data"] = run(kf + ["dump", "--deep", "--print-data", str(seg)], args.runs)
+    rows["kforensics dump --deep --format json"] = run(kf + ["dump", "--deep", "--format", "json", str(seg)],
+                                                       args.runs)
+    rows["kforensics dump --deep --print-data --format json"] = run(
+        kf + ["dump", "--deep", "--print-data", "--format", "json", str(seg)], args.runs)
+    base = n / rows[next(iter(rows))][0] if anchor is not None else None
+    for name, (secs, rss) in rows.items():
+        rate = n / secs
+        ratio = f"{rate / base:5.2f}x" if base else "  -  "
+        print(f"  {name:52s} {secs:7.2f} s {rate / 1e3:9.0f} k rec/s {ratio} peak RSS {rss:6.0f} MB")
+    if args.huge:
+        huge = generate_huge(args.out_dir)
+        for fmt in ("text", "json"):
+            secs, rss = run(kf + ["dump", "--deep", "--format", fmt, str(huge)], 1)
+            print(f"  one zstd batch of 30 M records, dump --deep --format {fmt}: {secs:.1f} s, peak RSS {rss:.0f} MB")
+    print(f"loadavg after {os.getloadavg()[0]:.2f} (2 cores shared: figures under load when above ~1)")
+    _ = resource  # ru_maxrss of children comes from wait4
+
+
+if __name__ == "__main__":
+    main()

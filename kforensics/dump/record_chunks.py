@@ -1,0 +1,199 @@
+"""The records of one v2 batch as chunks of decoded columns, for dumping millions of records without a
+:class:`~kforensics.log.records.Record` each.
+
+The same kernel call, the same checks and the same findings as
+:class:`~kforensics.log.records.EntryRecords` (which this extends): record
+offsets outside the batch or not increasing, a record that does not decode.
+What differs is what is handed out: ``(payload, rows)`` where ``rows`` are a
+few thousand record-table rows as Python lists (columns named by
+``kernels.get().RCOL``), positions within ``payload``.  :meth:`record` turns
+one row into the :class:`Record` the per-record path gives, for the records a
+fast renderer does not format itself (those with headers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ..findings import DecodeError
+from ..formats import record_batch
+from ..formats.compression import decompress
+from ..log import kernels
+from ..log.log_entry import Batch
+from ..log.record_offsets import OffsetOrder, last_offset_delta
+from ..log.records import RECORD_CHUNK, EntryRecords, Record
+
+#: rows turned into Python lists at a time (a whole kernel chunk as lists is tens of MB)
+PY_ROWS = 1 << 12
+
+Chunk = tuple[bytes | bytearray, list[list[int]]]
+
+
+class _SmallTable:
+    """One record table of ``PY_ROWS`` rows for the small batches of a dump (the kernel's call costs less with
+    an array it has seen)."""
+
+    def __init__(self) -> None:
+        self._table: np.ndarray | None = None
+
+    def table(self, K: Any) -> np.ndarray:
+        if self._table is None or self._table.shape[1] != len(K.RCOL):
+            self._table = K.new_record_table(PY_ROWS)
+        return self._table
+
+
+_SMALL = _SmallTable()
+
+
+class RecordChunks(EntryRecords):
+    """The records of one v2 batch (not a control batch), a chunk of rows at a time; ``findings`` after."""
+
+    #: the batch's records decoded with others (:func:`decode_group`), cleanly: handed out as they are
+    decoded: Chunk | None = None
+
+    def chunks(self) -> Iterator[Chunk]:
+        """``(payload, rows)`` pairs in record order (see the module's docstring)."""
+        if self.decoded is not None:
+            if self.decoded[1]:
+                yield self.decoded
+            return
+        b = self.batch
+        raw = b.raw
+        if raw is None:
+            self._fail("BATCH_NOT_DECODED", "entry bytes not held in memory (too large); records not decoded")
+            return
+        K = kernels.get()
+        codec = b.attributes & record_batch.COMPRESSION_MASK
+        section = raw[record_batch.HEADER_SIZE :]
+        if codec:
+            payload = self._decoded_payload(section, b.position + record_batch.HEADER_SIZE)
+            if payload is None:
+                return
+            in_file = None  # positions refer to the decompressed stream
+        else:
+            payload = bytes(section)
+            in_file = b.position + record_batch.HEADER_SIZE
+        buf = np.frombuffer(payload, dtype=np.uint8)
+        count = b.records_count
+        cap = min(RECORD_CHUNK, len(payload) // record_batch.MIN_RECORD_SIZE + 1)
+        # a small batch decodes into one table kept for all of them (its rows are copied out as lists before the
+        # next call); a table larger than the records' bytes can fill gives the same rows, so only its cost differs
+        table = _SMALL.table(K) if cap <= PY_ROWS else K.new_record_table(cap)
+        c = K.RCOL
+        offsets = OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
+        p, done = 0, 0
+        while True:
+            n, stop, status = K.decode_records(buf, p, len(payload), count - done if count >= 0 else count, table)
+            rows = table[:n].tolist() if n <= PY_ROWS else None
+            if rows is None or not _in_order(offsets, [r[c["offset_delta"]] for r in rows]):
+                for code, i, delta in offsets.check(table[:n, c["offset_delta"]], done):
+                    at = int(table[i - done, c["position"]]) + in_file if in_file is not None else None
+                    self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
+                               offset_delta=delta, last_offset_delta=offsets.last)
+            if rows is not None:
+                if rows:
+                    yield payload, rows
+            else:
+                for a in range(0, n, PY_ROWS):
+                    yield payload, table[a : min(n, a + PY_ROWS)].tolist()
+            done += n
+            if status == kernels.RS_FULL:
+                p = stop
+                continue
+            if status != kernels.RS_OK:
+                where = stop + in_file if in_file is not None else None
+                self._fail(
+                    "RECORD_DECODE_ERROR",
+                    f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
+                    + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
+                    where, record_index=done, decompressed_position=None if in_file is not None else stop)
+            return
+
+    def record(self, payload: bytes | bytearray, row: list[int]) -> Record:
+        """One row as the per-record path's :class:`Record`."""
+        log_append = bool(self.batch.attributes & record_batch.TIMESTAMP_TYPE_BIT)
+        return self._v2_record(payload, row, kernels.get().RCOL, log_append, False)
+
+
+def _in_order(order: OffsetOrder, deltas: list[int]) -> bool:
+    """Whether a few offset deltas pass :meth:`OffsetOrder.check` (within the batch, increasing, after the
+    deltas before them); when they do, ``order`` is left as the check leaves it, so the check (numpy calls on a
+    few values, the cost of a small batch) is needed only when they do not."""
+    if not deltas:
+        return True
+    prev = order.prev
+    if deltas[0] < 0 or deltas[-1] > order.last or (prev is not None and deltas[0] <= prev):
+        return False
+    if any(a >= b for a, b in zip(deltas, deltas[1:])):
+        return False
+    order.prev = deltas[-1] if prev is None else max(prev, deltas[-1])
+    return True
+
+
+#: a group of batches decoded by one kernel call: at most this many records, bytes read and bytes decompressed
+GROUP_RECORDS = 1 << 15
+GROUP_BYTES = 4 << 20
+GROUP_PAYLOAD = 64 << 20
+
+
+def group_size(batch: Batch) -> int | None:
+    """The records a batch adds to a group (None: it is decoded on its own)."""
+    count = batch.records_count
+    if batch.magic != record_batch.MAGIC or batch.attributes & record_batch.CONTROL_BIT or batch.raw is None \
+            or not 0 <= count <= PY_ROWS:
+        return None
+    return int(count)
+
+
+def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | None]:
+    """The records of small v2 batches, their payloads in one buffer decoded by one kernel call (a call per
+    batch costs more than a small batch's records).  A batch's entry is ``(buffer, rows)`` when it decoded
+    cleanly (every record its count claims, offsets in order); None when it is to be decoded on its own (so its
+    findings are the per-batch path's: a payload that does not decompress, records that do not decode...)."""
+    K = kernels.get()
+    parts, index, starts, ends, counts = [], [], [], [], []
+    pos = 0
+    for k, b in enumerate(batches):
+        if group_size(b) is None or pos >= GROUP_PAYLOAD:
+            continue
+        codec = b.attributes & record_batch.COMPRESSION_MASK
+        section = b.raw[record_batch.HEADER_SIZE :]
+        if codec:
+            try:
+                data: bytes | bytearray | memoryview = decompress(codec, section, magic=b.magic,
+                                                                  max_output=max_decompressed)
+            except DecodeError:
+                continue
+        else:
+            data = section
+        parts.append(data)
+        index.append(k)
+        starts.append(pos)
+        ends.append(pos + len(data))
+        counts.append(b.records_count)
+        pos += len(data)
+    out: list[Chunk | None] = [None] * len(batches)
+    if not index:
+        return out
+    payload = b"".join(parts)
+    total = sum(counts)
+    table = K.new_record_table(total + 1)  # a row to spare: no batch ever fills the table
+    bout = np.empty(total + 1, dtype=np.int64)
+    status = np.zeros(len(index), dtype=np.int64)
+    done, nrows = K.decode_records_many(np.frombuffer(payload, dtype=np.uint8), np.array(starts, dtype=np.int64),
+                                        np.array(ends, dtype=np.int64), np.array(counts, dtype=np.int64), table,
+                                        bout, status)
+    rows = table[:nrows].tolist()
+    edges = np.searchsorted(bout[:nrows], np.arange(done + 1)).tolist()
+    od = K.RCOL["offset_delta"]
+    for j, k in enumerate(index[:done]):
+        mine = rows[edges[j] : edges[j + 1]]
+        if status[j] != kernels.RS_OK or len(mine) != counts[j]:
+            continue
+        b = batches[k]
+        if _in_order(OffsetOrder(last_offset_delta(b.base_offset, b.last_offset)), [r[od] for r in mine]):
+            out[k] = (payload, mine)
+    return out
