@@ -123,3 +123,29 @@ def test_the_hanging_scenario_mixes_versions_and_each_marker_says_which():
     assert (t.producer_id, t.hanging, t.transaction_version) == (300, True, "0")
     assert "under transactions v2" not in t.why
     assert pt.transaction_versions == {"0-1": 1, "2": 2}
+
+
+TV2 = "fixtures/tv2/tv2-markers"
+
+
+def test_tv2_fixture_markers_match_their_derivation():
+    # fixtures/make_tv2.py: each marker's version and fence derived from the 4.0.0 coordinator (cited there)
+    from kforensics.scenario import load_scenario
+    from kforensics.transactions.coordinator import coordinator_view
+    from tests.conftest import ROOT
+
+    sc = load_scenario(ROOT / TV2)
+    pd = open_partition(sc.brokers[1][0] / "orders-0", parse_partition_dir_name("orders-0"), [])
+    pt = read_partition_transactions(pd, broker_id=1, coordinator=coordinator_view(sc.log_dirs))
+    got = [[m.offset, m.producer_id, m.control_type, m.epoch_bump, m.transaction_version, m.fenced]
+           for m in pt.markers]
+    assert got == sc.doc["expected_transactions"]["orders-0@broker-1"]["markers"]
+    assert not pt.findings  # no epoch anomaly: every bump is the coordinator's
+    assert sc.doc["sources"] and sc.doc["derivation"]["latest"]
+
+
+def test_tv2_fixture_regenerates_byte_for_byte(tmp_path):
+    from tests.conftest import ROOT, file_tree, run_generator
+
+    run_generator(ROOT / "fixtures" / "make_tv2.py", tmp_path)
+    assert file_tree(tmp_path) == file_tree(ROOT / "fixtures" / "tv2")
