@@ -138,6 +138,13 @@ def elections_section(ev: ReplayEvidence) -> Section:
     return s
 
 
+def acknowledged_text(facts: dict[str, Any]) -> str:
+    """What producers were told of a verdict's records (``facts["acknowledged"]``, :mod:`kforensics.replay.
+    acknowledgements`): ``3 acked-all, 2 acked-leader-only``; ``-`` when the verdict has no such facts."""
+    acked = facts.get("acknowledged") or {}
+    return ", ".join(f"{n} {k}" for k, n in acked.items() if n) or "-"
+
+
 def verdicts_section(ev: ReplayEvidence) -> Section:
     """Per partition (the worst first) what is lost and when it was written; then every verdict that is not OK."""
     s = Section("verdicts", "Verdicts by partition")
@@ -164,9 +171,11 @@ def verdicts_section(ev: ReplayEvidence) -> Section:
                 tr = ev.times.get((p["topic"], p["partition"], r["broker_id"]))
                 detail.append([name(p), r["broker_id"], r.get("role"), v["code"], v.get("cause"),
                                ranges_text(v.get("offsets")), v.get("records"), v.get("bytes"), committed,
-                               time_range(*tr) if tr else None, v.get("detail")])
+                               acknowledged_text(v.get("facts") or {}), time_range(*tr) if tr else None,
+                               v.get("detail")])
     s.table(["partition", "broker", "role", "verdict", "cause", "offsets", "records", "bytes", "committed",
-             "written (UTC)", "detail"], detail, caption="Every verdict that is not OK", limit=MAX_ROWS,
+             "acknowledged", "written (UTC)", "detail"], detail, caption="Every verdict that is not OK",
+            limit=MAX_ROWS,
             what="verdicts")
     if ev.report is not None and any(worst_code(p) != "OK" for p in ev.partitions()):
         from .. import plots

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..plots_fleet import NO_CLUSTER, merge_ranges, ranges_below, union_count
 from ..severity import Severity
+from .from_replay import acknowledged_text
 from .model import Section, ranges_text, utc
 from .tables_data import Tables, facts_of, replica_times
 
@@ -104,10 +105,11 @@ def verdicts_section(t: Tables) -> Section:
         rows.append([r["cluster"], f"{r['topic']}-{r['partition']}", _int(r["broker_id"]), r.get("role"),
                      r["verdict"], r.get("cause"), ranges_text(ranges), _int(r.get("records")),
                      _int(r.get("bytes")), union_count(ranges_below(ranges, r.get("committed_bound"))),
+                     acknowledged_text(facts_of(r.get("facts"))),
                      times.get((r["cluster"], r["topic"], int(r["partition"]), int(r["broker_id"]))),
                      r.get("detail")])
     s.table(["cluster", "partition", "broker", "role", "verdict", "cause", "offsets", "records", "bytes",
-             "committed", "written (UTC)", "detail"], rows, caption="Every verdict that is not OK",
+             "committed", "acknowledged", "written (UTC)", "detail"], rows, caption="Every verdict that is not OK",
             limit=MAX_ROWS, what="verdicts")
     return s
 

@@ -42,10 +42,14 @@ def check_numbers(md: str, doc: dict) -> None:
     """Every number the Markdown shows of verdicts, losses, consumers and findings is the JSON's."""
     tables = md_tables(md)
     rows = tables.get("Every verdict that is not OK", [])
+    def acked(v: dict) -> str:  # what producers were told, as the replay's facts say
+        return ", ".join(f"{n} {k}" for k, n in (v["facts"].get("acknowledged") or {}).items() if n) or "-"
+
     want = [(f"{p['topic']}-{p['partition']}", str(r["broker_id"]), v["code"], str(v["records"]),
-             ranges(v["offsets"]))
+             ranges(v["offsets"]), acked(v))
             for p in doc["partitions"] for r in p["replicas"] for v in r["verdicts"] if v["code"] != "OK"]
-    shown = [(x["partition"], x["broker"], x["verdict"], x["records"], x["offsets"]) for x in rows]
+    shown = [(x["partition"], x["broker"], x["verdict"], x["records"], x["offsets"], x["acknowledged"])
+             for x in rows]
     assert sorted(shown) == sorted(want)
     parts = {x["partition"]: x for x in next(v for k, v in tables.items() if k.startswith("Partitions, the worst"))}
     for p in doc["partitions"]:
