@@ -1,7 +1,7 @@
 """``kforensics dump`` benchmark: text and JSON records/s against kafka-dump-log's on the same segment, peak RSS.
 
 kafka-dump-log is Kafka's own ``kafka.tools.DumpLogSegments`` (from the
-``kafka_2.13`` jar the lab fetches: ``lab/kflab/jars.py``), run as
+``kafka_2.13`` 3.9.1 jar the lab fetches: ``lab/kflab/jars.py``), run as
 ``--deep-iteration --print-data-log --files SEG``; kforensics runs
 ``dump --deep --print-data`` (text) and ``dump --deep --format json``.
 Every command writes to /dev/null; each is timed as a whole process (start-up
@@ -10,7 +10,7 @@ figures; asserts nothing.
 
     python benchmarks/bench_dump.py                  # generate a lz4 segment (10 records a batch), then measure
     python benchmarks/bench_dump.py --segment F.log  # measure an existing segment
-    python benchmarks/bench_dump.py --huge           # also: one zstd batch of 30 M tiny records
+    python benchmarks/bench_dump.py --huge           # also: one zstd batch of 25 M tiny records
 
 The generated segment is written with kforensics' own encoder
 (``build_batch``, Kafka's ``MemoryRecordsBuilder`` layout); the huge batch
@@ -32,6 +32,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "lab"))
+#: the Kafka release whose kafka-dump-log is the anchor
+ANCHOR_VERSION = "3.9.1"
 
 
 def generate(out: Path, size_mb: int, per_batch: int = 10, codec: int = 3) -> Path:
@@ -57,8 +59,11 @@ def generate(out: Path, size_mb: int, per_batch: int = 10, codec: int = 3) -> Pa
     return seg
 
 
-def generate_huge(out: Path, records: int = 30_000_000) -> Path:
-    """One zstd batch of ``records`` tiny records (no key, a 1-byte value): the records section is built at once."""
+def generate_huge(out: Path, records: int = 25_000_000) -> Path:
+    """One zstd batch of ``records`` tiny records (no key, a 1-byte value): the records section is built at once.
+
+    25 M, not the 30 M of issue #26: records this small take 9 to 10 bytes each, so 30 M decompress past the
+    256 MiB cap (DEFAULT_MAX_DECOMPRESSED) and are reported as a decompression bomb, not decoded."""
     from kforensics.formats.compression import compress
     from kforensics.formats.record_batch import MAGIC, attributes_of, encode_batch
 
@@ -107,8 +112,10 @@ def kafka_dump_log(seg: Path) -> list[str] | None:
     try:
         from kflab import jars
 
-        libs = jars.ensure_jars(jars.NEWEST)
-        java = jars.java_bin(jars.NEWEST)
+        # the 4.4.0 jars the lab fetches have no kafka.tools.DumpLogSegments (not in kafka_2.13-4.4.0.jar);
+        # 3.9.1's kafka_2.13 jar has it
+        libs = jars.ensure_jars(ANCHOR_VERSION)
+        java = jars.java_bin(ANCHOR_VERSION)
     except Exception as e:  # any reason the anchor cannot run: said, and the rest measured
         print(f"(no kafka-dump-log anchor: {e})")
         return None
@@ -129,7 +136,7 @@ def main() -> None:
     ap.add_argument("--size-mb", type=int, default=100)
     ap.add_argument("--out-dir", type=Path, default=Path("/tmp/kforensics-bench-dump"))
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("--huge", action="store_true", help="also dump one zstd batch of 30 M tiny records")
+    ap.add_argument("--huge", action="store_true", help="also dump one zstd batch of 25 M tiny records")
     args = ap.parse_args()
     seg = args.segment or generate(args.out_dir, args.size_mb)
     n = count_records(seg)
@@ -153,7 +160,7 @@ def main() -> None:
         huge = generate_huge(args.out_dir)
         for fmt in ("text", "json"):
             secs, rss = run(kf + ["dump", "--deep", "--format", fmt, str(huge)], 1)
-            print(f"  one zstd batch of 30 M records, dump --deep --format {fmt}: {secs:.1f} s, peak RSS {rss:.0f} MB")
+            print(f"  one zstd batch of 25 M records, dump --deep --format {fmt}: {secs:.1f} s, peak RSS {rss:.0f} MB")
     print(f"loadavg after {os.getloadavg()[0]:.2f} (2 cores shared: figures under load when above ~1)")
     _ = resource  # ru_maxrss of children comes from wait4
 

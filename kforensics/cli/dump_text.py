@@ -9,6 +9,7 @@ escaping, so evidence cannot write control bytes to the terminal.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -18,6 +19,8 @@ from ..serialize import to_jsonable
 from .common import payload_text, printable
 
 if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
+    import numpy as np
+
     from ..dump.files import FileDump
     from ..dump.record_chunks import RecordChunks
     from ..dump.segment import SegmentDump
@@ -275,10 +278,6 @@ def stop_lines(result: SegmentDump, recovered: list[tuple[int, int, int, int, in
 
 
 # ---------------------------------------------------------------- records a chunk of rows at a time
-#: Java's long range: a sum outside it wraps (``wrap_long``), as Kafka's accessors return it
-_LONG_MIN, _LONG_END = -(1 << 63), 1 << 63
-
-
 def _text(data: bytes | bytearray) -> str:
     """:func:`payload_text` of bytes that are there, with its common case (printable UTF-8) first."""
     try:
@@ -288,65 +287,110 @@ def _text(data: bytes | bytearray) -> str:
     return text if text.isprintable() else payload_text(data)
 
 
-class _Rows:
-    """The per-batch constants and column numbers a chunk of rows is formatted with."""
+#: a chunk of at most this many rows is turned into columns by Python, not numpy
+_SMALL_CHUNK = 64
+_LONG = 1 << 63
 
-    def __init__(self, batch: BatchEntry, chunks: RecordChunks):
+
+def _long(v: int) -> int:
+    """``v`` as Java's long arithmetic leaves it (``wrap_long``)."""
+    return v if -_LONG <= v < _LONG else (v + _LONG) % (1 << 64) - _LONG
+
+
+def _longs(v: list[int]) -> list[int]:
+    """:func:`_long` of each (the list itself when all are longs already)."""
+    return v if not v or (-_LONG <= min(v) and max(v) < _LONG) else [_long(x) for x in v]
+
+
+@functools.cache
+def _record_cols() -> tuple[int, ...]:
+    from ..log import kernels
+
+    c = kernels.get().RCOL
+    return tuple(c[n] for n in ("offset_delta", "timestamp_delta", "key_pos", "key_len", "value_pos", "value_len",
+                                "headers_count", "size_in_bytes"))
+
+
+class _Columns:
+    """A chunk's records as :class:`Record` holds them, a column at a time (lists of Python ints): offsets and
+    timestamps wrap as Java's longs do (numpy's int64 arithmetic wraps the same way), sequences as Kafka's
+    producer sequences (``wrap_sequence``), null keys and values are -1 long."""
+
+    def __init__(self, chunks: RecordChunks, rows: np.ndarray):
+        import numpy as np
+
         from ..formats.record_batch import TIMESTAMP_TYPE_BIT
-        from ..log import kernels
 
         b = chunks.batch
-        c = kernels.get().RCOL
-        self.cols = (c["offset_delta"], c["timestamp_delta"], c["key_pos"], c["key_len"], c["value_pos"],
-                     c["value_len"], c["headers_count"], c["size_in_bytes"])
-        self.base, self.base_ts, self.base_seq = b.base_offset, b.base_timestamp, b.base_sequence
-        self.log_append = bool(b.attributes & TIMESTAMP_TYPE_BIT)
-        self.max_ts = b.max_timestamp
+        od, td, kp, kl, vp, vl, hc, sz = _record_cols()
+        n = len(rows)
+        if n <= _SMALL_CHUNK:
+            self._lists(b, rows.tolist(), TIMESTAMP_TYPE_BIT)
+            return
+        d = rows[:, od]
+        with np.errstate(over="ignore"):
+            self.offset = (d + b.base_offset).tolist()
+            if b.attributes & TIMESTAMP_TYPE_BIT:
+                self.timestamp = [b.max_timestamp] * n
+            else:
+                self.timestamp = (rows[:, td] + b.base_timestamp).tolist()
+        self.sequence = ((d + b.base_sequence) % 2147483648).tolist() if b.base_sequence >= 0 else [-1] * n
+        k, v = rows[:, kl], rows[:, vl]
+        self.key_size = np.where(k >= 0, k, -1).tolist()
+        self.value_size = np.where(v >= 0, v, -1).tolist()
+        self.key_pos, self.value_pos = rows[:, kp].tolist(), rows[:, vp].tolist()
+        self.size = rows[:, sz].tolist()
+        self.with_headers = np.flatnonzero(rows[:, hc] > 0).tolist()
 
-    def fields(self, row: list[int]) -> tuple[int, int, int, int, int]:
-        """``(offset, timestamp, sequence, key size, value size)`` as :class:`Record` holds them."""
-        od, td, _, kl, _, vl, _, _ = self.cols
-        d = row[od]
-        off = self.base + d
-        if not _LONG_MIN <= off < _LONG_END:
-            off = (off + _LONG_END) % (1 << 64) - _LONG_END
-        if self.log_append:
-            ts = self.max_ts
+    def _lists(self, b: Any, rows: list[list[int]], log_append_bit: int) -> None:
+        """The same columns for a few rows (numpy's calls cost more than the rows then)."""
+        od, td, kp, kl, vp, vl, hc, sz = _record_cols()
+        d = [r[od] for r in rows]
+        base, base_ts, base_seq = b.base_offset, b.base_timestamp, b.base_sequence  # a batch's are attribute calls
+        self.offset = _longs([base + x for x in d])
+        if b.attributes & log_append_bit:
+            self.timestamp = [b.max_timestamp] * len(rows)
         else:
-            ts = self.base_ts + row[td]
-            if not _LONG_MIN <= ts < _LONG_END:
-                ts = (ts + _LONG_END) % (1 << 64) - _LONG_END
-        seq = -1 if self.base_seq < 0 else (self.base_seq + d) % 2147483648
-        k, v = row[kl], row[vl]
-        return off, ts, seq, k if k >= 0 else -1, v if v >= 0 else -1
+            self.timestamp = _longs([base_ts + r[td] for r in rows])
+        self.sequence = [(base_seq + x) % 2147483648 for x in d] if base_seq >= 0 else [-1] * len(d)
+        self.key_size = [r[kl] if r[kl] >= 0 else -1 for r in rows]
+        self.value_size = [r[vl] if r[vl] >= 0 else -1 for r in rows]
+        self.key_pos, self.value_pos = [r[kp] for r in rows], [r[vp] for r in rows]
+        self.size = [r[sz] for r in rows]
+        self.with_headers = [i for i, r in enumerate(rows) if r[hc] > 0]
+
+    def keys(self, payload: bytes | bytearray) -> list[bytes | bytearray | None]:
+        return [payload[p : p + n] if n >= 0 else None for p, n in zip(self.key_pos, self.key_size)]
+
+    def values(self, payload: bytes | bytearray) -> list[bytes | bytearray | None]:
+        return [payload[p : p + n] if n >= 0 else None for p, n in zip(self.value_pos, self.value_size)]
 
 
 def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool, skip_metadata: bool
                        ) -> Iterator[str]:
     """The ``| offset: ...`` lines of a batch's records (:func:`record_line`'s, character for character), a
     chunk of rows at a time, each chunk one string of lines ending in a newline."""
-    rows = _Rows(batch, chunks)
-    _, _, kp, kl, vp, vl, hc, _ = rows.cols
-    ts_type = batch.timestamp_type
-    fields = rows.fields
-    for payload, chunk in chunks.chunks():
-        out = []
-        for row in chunk:
-            if row[hc] > 0:  # header keys: the per-record path
-                out.append(record_line(batch, chunks.record(payload, row), print_data, skip_metadata=skip_metadata))
-                continue
-            parts = []
-            if not skip_metadata:
-                off, ts, seq, ks, vs = fields(row)
-                parts.append(f"offset: {off} {ts_type}: {ts} keySize: {ks} valueSize: {vs} "
-                             f"sequence: {seq} headerKeys: []")
-            if print_data:
-                if row[kl] >= 0:
-                    parts.append("key: " + _text(payload[row[kp] : row[kp] + row[kl]]))
-                parts.append("payload: " + (_text(payload[row[vp] : row[vp] + row[vl]]) if row[vl] >= 0 else "null"))
-            out.append("| " + " ".join(parts))
-        if out:
-            yield "\n".join(out) + "\n"
+    meta = "" if skip_metadata else (f"offset: {{}} {batch.timestamp_type}: {{}} keySize: {{}} valueSize: {{}} "
+                                     "sequence: {} headerKeys: []")
+    for payload, rows in chunks.chunks():
+        c = _Columns(chunks, rows)
+        n = len(rows)
+        if print_data:
+            keys = ["" if k is None else f"key: {_text(k)} " for k in c.keys(payload)]
+            values = ["payload: null" if v is None else "payload: " + _text(v) for v in c.values(payload)]
+            fmt = "| " + meta + (" " if meta else "") + "{}{}"
+        else:
+            keys = values = [""] * n
+            fmt = "| " + meta + "{}{}"
+        if skip_metadata:
+            lines = list(map(fmt.format, keys, values))
+        else:
+            lines = list(map(fmt.format, c.offset, c.timestamp, c.key_size, c.value_size, c.sequence, keys, values))
+        for i in c.with_headers:  # header keys: the per-record path
+            lines[i] = record_line(batch, chunks.record(payload, rows[i].tolist()), print_data,
+                                   skip_metadata=skip_metadata)
+        if lines:
+            yield "\n".join(lines) + "\n"
 
 
 def _json_payload(data: bytes | bytearray) -> str:
@@ -357,33 +401,30 @@ def _json_payload(data: bytes | bytearray) -> str:
         return '{"encoding": "base64", "data": "' + base64.b64encode(data).decode("ascii") + '"}'
 
 
+def _sha(data: bytes | bytearray | None) -> str:
+    return "null" if data is None else '"' + hashlib.sha256(data).hexdigest() + '"'
+
+
 def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool, file_json: str,
                       slow: Callable[[Record], str]) -> Iterator[str]:
     """The NDJSON record objects of a batch's records (those the per-record path writes, byte for byte: the keys
     in :class:`Record`'s order), a chunk of rows at a time; ``file_json``: the file's name as JSON text;
     ``slow``: one record's line by the per-record path (for records with headers)."""
-    rows = _Rows(batch, chunks)
-    _, _, kp, kl, vp, vl, hc, sz = rows.cols
-    fields = rows.fields
     head = '{"kind": "record", "file": ' + file_json + f', "batch_position": {batch.position}, "offset": '
-    sha = hashlib.sha256
-    for payload, chunk in chunks.chunks():
-        out = []
-        for row in chunk:
-            if row[hc] > 0:
-                out.append(slow(chunks.record(payload, row)))
-                continue
-            off, ts, seq, ks, vs = fields(row)
-            key = payload[row[kp] : row[kp] + ks] if ks >= 0 else None
-            value = payload[row[vp] : row[vp] + vs] if vs >= 0 else None
-            line = (f'{head}{off}, "timestamp": {ts}, "sequence": {seq}, "size_in_bytes": {row[sz]}, '
-                    f'"key_size": {ks}, "value_size": {vs}, '
-                    f'"key_sha256": {"null" if key is None else chr(34) + sha(key).hexdigest() + chr(34)}, '
-                    f'"value_sha256": {"null" if value is None else chr(34) + sha(value).hexdigest() + chr(34)}, '
-                    '"headers": [], "crc": null, "is_valid": null, "control": null')
-            if print_data:
-                line += (', "key": ' + ("null" if key is None else _json_payload(key)) + ', "value": '
-                         + ("null" if value is None else _json_payload(value)))
-            out.append(line + "}")
-        if out:
-            yield "\n".join(out) + "\n"
+    fmt = (head.replace("{", "{{").replace("}", "}}") + '{}, "timestamp": {}, "sequence": {}, "size_in_bytes": {}, '
+           '"key_size": {}, "value_size": {}, "key_sha256": {}, "value_sha256": {}, "headers": [], "crc": null, '
+           '"is_valid": null, "control": null{}}}')
+    for payload, rows in chunks.chunks():
+        c = _Columns(chunks, rows)
+        keys, values = c.keys(payload), c.values(payload)
+        if print_data:
+            data = [', "key": ' + ("null" if k is None else _json_payload(k)) + ', "value": '
+                    + ("null" if v is None else _json_payload(v)) for k, v in zip(keys, values)]
+        else:
+            data = [""] * len(rows)
+        lines = list(map(fmt.format, c.offset, c.timestamp, c.sequence, c.size, c.key_size, c.value_size,
+                         map(_sha, keys), map(_sha, values), data))
+        for i in c.with_headers:
+            lines[i] = slow(chunks.record(payload, rows[i].tolist()))
+        if lines:
+            yield "\n".join(lines) + "\n"

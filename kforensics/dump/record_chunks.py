@@ -5,7 +5,7 @@ The same kernel call, the same checks and the same findings as
 :class:`~kforensics.log.records.EntryRecords` (which this extends): record
 offsets outside the batch or not increasing, a record that does not decode.
 What differs is what is handed out: ``(payload, rows)`` where ``rows`` are a
-few thousand record-table rows as Python lists (columns named by
+few thousand record-table rows (an int64 array, columns named by
 ``kernels.get().RCOL``), positions within ``payload``.  :meth:`record` turns
 one row into the :class:`Record` the per-record path gives, for the records a
 fast renderer does not format itself (those with headers).
@@ -29,7 +29,7 @@ from ..log.records import RECORD_CHUNK, EntryRecords, Record
 #: rows turned into Python lists at a time (a whole kernel chunk as lists is tens of MB)
 PY_ROWS = 1 << 12
 
-Chunk = tuple[bytes | bytearray, list[list[int]]]
+Chunk = tuple[bytes | bytearray, np.ndarray]
 
 
 class _SmallTable:
@@ -57,7 +57,7 @@ class RecordChunks(EntryRecords):
     def chunks(self) -> Iterator[Chunk]:
         """``(payload, rows)`` pairs in record order (see the module's docstring)."""
         if self.decoded is not None:
-            if self.decoded[1]:
+            if len(self.decoded[1]):
                 yield self.decoded
             return
         b = self.batch
@@ -87,18 +87,18 @@ class RecordChunks(EntryRecords):
         p, done = 0, 0
         while True:
             n, stop, status = K.decode_records(buf, p, len(payload), count - done if count >= 0 else count, table)
-            rows = table[:n].tolist() if n <= PY_ROWS else None
-            if rows is None or not _in_order(offsets, [r[c["offset_delta"]] for r in rows]):
+            rows = table[:n].copy() if n <= PY_ROWS else None  # copied: the table is decoded into again
+            if rows is None or not _in_order(offsets, rows[:, c["offset_delta"]].tolist()):
                 for code, i, delta in offsets.check(table[:n, c["offset_delta"]], done):
                     at = int(table[i - done, c["position"]]) + in_file if in_file is not None else None
                     self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
                                offset_delta=delta, last_offset_delta=offsets.last)
             if rows is not None:
-                if rows:
+                if n:
                     yield payload, rows
             else:
                 for a in range(0, n, PY_ROWS):
-                    yield payload, table[a : min(n, a + PY_ROWS)].tolist()
+                    yield payload, table[a : min(n, a + PY_ROWS)].copy()
             done += n
             if status == kernels.RS_FULL:
                 p = stop
@@ -112,7 +112,7 @@ class RecordChunks(EntryRecords):
                     where, record_index=done, decompressed_position=None if in_file is not None else stop)
             return
 
-    def record(self, payload: bytes | bytearray, row: list[int]) -> Record:
+    def record(self, payload: bytes | bytearray, row: list[int]) -> Record:  # row: one row as a list
         """One row as the per-record path's :class:`Record`."""
         log_append = bool(self.batch.attributes & record_batch.TIMESTAMP_TYPE_BIT)
         return self._v2_record(payload, row, kernels.get().RCOL, log_append, False)
@@ -186,7 +186,7 @@ def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | No
     done, nrows = K.decode_records_many(np.frombuffer(payload, dtype=np.uint8), np.array(starts, dtype=np.int64),
                                         np.array(ends, dtype=np.int64), np.array(counts, dtype=np.int64), table,
                                         bout, status)
-    rows = table[:nrows].tolist()
+    rows = table[:nrows]
     edges = np.searchsorted(bout[:nrows], np.arange(done + 1)).tolist()
     od = K.RCOL["offset_delta"]
     for j, k in enumerate(index[:done]):
@@ -194,6 +194,6 @@ def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | No
         if status[j] != kernels.RS_OK or len(mine) != counts[j]:
             continue
         b = batches[k]
-        if _in_order(OffsetOrder(last_offset_delta(b.base_offset, b.last_offset)), [r[od] for r in mine]):
+        if _in_order(OffsetOrder(last_offset_delta(b.base_offset, b.last_offset)), mine[:, od].tolist()):
             out[k] = (payload, mine)
     return out
