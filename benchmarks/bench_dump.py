@@ -60,20 +60,20 @@ def generate(out: Path, size_mb: int, per_batch: int = 10, codec: int = 3) -> Pa
 
 
 def generate_huge(out: Path, records: int = 25_000_000) -> Path:
-    """One zstd batch of ``records`` tiny records (no key, a 1-byte value): the records section is built at once.
+    """One zstd batch of ``records`` tiny records (null key and value): the records section is built at once.
 
     25 M, not the 30 M of issue #26: records this small take 9 to 10 bytes each, so 30 M decompress past the
     256 MiB cap (DEFAULT_MAX_DECOMPRESSED) and are reported as a decompression bomb, not decoded."""
     from kforensics.formats.compression import compress
     from kforensics.formats.record_batch import MAGIC, attributes_of, encode_batch
 
-    seg = out / f"zstd-one-batch-{records}" / "00000000000000000000.log"
+    seg = out / f"zstd-one-batch-null-{records}" / "00000000000000000000.log"
     if seg.exists():
         return seg
     seg.parent.mkdir(parents=True, exist_ok=True)
     parts = []
-    for i in range(records):  # attributes 0, timestamp delta 0, offset delta i, key null, value b"x", 0 headers
-        body = b"\x00\x00" + _varint(i) + b"\x01\x02x\x00"
+    for i in range(records):  # attributes 0, timestamp delta 0, offset delta i, key and value null, 0 headers
+        body = b"\x00\x00" + _varint(i) + b"\x01\x01\x00"
         parts.append(_varint(len(body)) + body)
     payload = compress(4, b"".join(parts), magic=MAGIC)
     seg.with_suffix(".tmp").write_bytes(encode_batch(
