@@ -60,15 +60,17 @@ UNCLEAN = ROOT / "fixtures" / "scenarios" / "unclean-leader-election"
 
 def scenario_snapshots(jbod: dict[str, dict[int, Path]], with_controller: bool = True) -> list[Snapshot]:
     """Every scenario broker (an impact scenario's as one dir holding both its log dirs); and its controller dir
-    (no meta.properties: its cluster is given)."""
+    or dirs (no meta.properties: its cluster is given)."""
     snaps = []
     for s in SCENARIOS:
         if s.name in jbod:
             snaps += [Snapshot(str(d), f"{s.name}--broker-{b}") for b, d in sorted(jbod[s.name].items())]
         else:
             snaps += [Snapshot(str(b), f"{s.name}--{b.name}") for b in sorted(s.glob("broker-*"))]
-        if with_controller and (s / "controller").is_dir():
-            snaps.append(Snapshot(str(s / "controller"), f"{s.name}--controller", cluster=f"scenario-{s.name}"))
+        # the controller's dir, or each controller's copy of the metadata log (controller-<id>/)
+        for c in sorted(s.glob("controller*")) if with_controller else []:
+            if c.is_dir():
+                snaps.append(Snapshot(str(c), f"{s.name}--{c.name}", cluster=f"scenario-{s.name}"))
     return snaps
 
 
