@@ -283,8 +283,8 @@ def _text(data: bytes | bytearray) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return payload_text(data)
-    return text if text.isprintable() else payload_text(data)
+        return payload_text(bytes(data))
+    return text if text.isprintable() else payload_text(bytes(data))
 
 
 #: a chunk of at most this many rows is turned into columns by Python, not numpy

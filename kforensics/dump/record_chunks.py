@@ -157,7 +157,7 @@ def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | No
     parts, index, starts, ends, counts = [], [], [], [], []
     pos = 0
     for k, b in enumerate(batches):
-        if group_size(b) is None or pos >= GROUP_PAYLOAD:
+        if group_size(b) is None or b.raw is None or pos >= GROUP_PAYLOAD:
             continue
         codec = b.attributes & record_batch.COMPRESSION_MASK
         section = b.raw[record_batch.HEADER_SIZE :]
