@@ -66,16 +66,10 @@ class RecordChunks(EntryRecords):
             self._fail("BATCH_NOT_DECODED", "entry bytes not held in memory (too large); records not decoded")
             return
         K = kernels.get()
-        codec = b.attributes & record_batch.COMPRESSION_MASK
-        section = raw[record_batch.HEADER_SIZE :]
-        if codec:
-            payload = self._decoded_payload(section, b.position + record_batch.HEADER_SIZE)
-            if payload is None:
-                return
-            in_file = None  # positions refer to the decompressed stream
-        else:
-            payload = bytes(section)
-            in_file = b.position + record_batch.HEADER_SIZE
+        got = self._records_section(raw)
+        if got is None:
+            return
+        payload, in_file = got
         buf = np.frombuffer(payload, dtype=np.uint8)
         count = b.records_count
         cap = min(RECORD_CHUNK, len(payload) // record_batch.MIN_RECORD_SIZE + 1)

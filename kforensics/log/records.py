@@ -122,22 +122,26 @@ class EntryRecords:
         except ConstructError as e:  # a legacy message whose lengths overrun it
             self._fail("BAD_MESSAGE", f"message does not parse: {e}".replace("\n", " "))
 
+    def _records_section(self, raw: memoryview) -> tuple[bytes | bytearray, int | None] | None:
+        """A v2 batch's records section, decompressed when the batch is, and where it starts in the file (None
+        for a decompressed stream); None when it does not decompress (the finding is made)."""
+        b = self.batch
+        section = raw[record_batch.HEADER_SIZE :]
+        if b.attributes & record_batch.COMPRESSION_MASK:
+            payload = self._decoded_payload(section, b.position + record_batch.HEADER_SIZE)
+            return None if payload is None else (payload, None)  # positions refer to the decompressed stream
+        return bytes(section), b.position + record_batch.HEADER_SIZE
+
     def _v2(self) -> Iterator[Record]:
         b = self.batch
         K = kernels.get()
         raw = b.raw
         if raw is None:  # checked by __iter__
             return
-        codec = b.attributes & record_batch.COMPRESSION_MASK
-        section = raw[record_batch.HEADER_SIZE :]
-        if codec:
-            payload = self._decoded_payload(section, b.position + record_batch.HEADER_SIZE)
-            if payload is None:
-                return
-            in_file = None  # positions refer to the decompressed stream
-        else:
-            payload = bytes(section)
-            in_file = b.position + record_batch.HEADER_SIZE
+        got = self._records_section(raw)
+        if got is None:
+            return
+        payload, in_file = got
         buf = np.frombuffer(payload, dtype=np.uint8)
         count = b.records_count
         log_append = bool(b.attributes & record_batch.TIMESTAMP_TYPE_BIT)
