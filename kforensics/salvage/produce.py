@@ -35,12 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import InputError, UsageError
 from ..findings import Finding, finding
 from .model import SalvagedRecord
 
 ORIGIN_HEADER = "kforensics-salvaged-from"
 LEDGER = "produce-ledger.jsonl"
+#: half-second polls of a full producer queue before the cluster is taken as not answering (10 minutes)
+FULL_QUEUE_POLLS = 1200
 _JAAS = re.compile(r'(username|password)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
@@ -206,7 +208,7 @@ class Sender:
         def delivered(err: Any, msg: Any) -> None:
             self._report(err, msg, rec)
 
-        while True:
+        for _ in range(FULL_QUEUE_POLLS):
             try:
                 self.producer.produce(target_topic(rec.topic, self.topic_map), value=rec.value, key=rec.key,
                                       partition=rec.partition, headers=headers, timestamp=ts,
@@ -214,6 +216,10 @@ class Sender:
                 break
             except BufferError:
                 self.producer.poll(0.5)  # the local queue is full: let deliveries drain
+        else:
+            # a cluster that never takes a record: stop rather than wait forever (the ledger says what was sent)
+            raise InputError(f"the cluster took no record for {FULL_QUEUE_POLLS // 2} s while the producer's queue "
+                             "was full; what was acknowledged is in the ledger, a later run sends the rest")
         self.producer.poll(0)
 
     def finish(self, timeout: float) -> None:

@@ -107,3 +107,30 @@ def test_envelope_headers_are_kcats_array_and_the_record_comes_back_from_it_byte
     back = record_from_envelope(env)
     assert (back.key, back.value, back.headers, back.digest) == (rec.key, rec.value, rec.headers, rec.digest)
     assert (back.producer_id, back.producer_epoch, back.sequence, back.transactional) == (9, 1, 4, "open")
+
+
+def test_a_cluster_that_never_takes_a_record_stops_the_send(tmp_path, monkeypatch):
+    """A producer queue that stays full (nothing drains) ends the send with a usage error, not a loop."""
+    import pytest
+
+    from kforensics.errors import InputError
+    from kforensics.salvage import produce as prod
+    from kforensics.salvage.model import SalvagedRecord
+
+    class Full:
+        polls = 0
+
+        def produce(self, *a, **kw):
+            raise BufferError("queue full")
+
+        def poll(self, timeout):
+            Full.polls += 1
+
+    monkeypatch.setattr(prod, "FULL_QUEUE_POLLS", 5)
+    sender = prod.Sender.__new__(prod.Sender)
+    sender.producer, sender.topic_map = Full(), {}
+    rec = SalvagedRecord(None, "t", 0, 7, 0, 0, "CreateTime", b"k", b"v", [], -1, -1, -1, "none", "LOSS_COMMITTED",
+                         {1: "LOSS_COMMITTED"}, [1])
+    with pytest.raises(InputError, match="took no record"):
+        sender.send(rec)
+    assert Full.polls == 5
