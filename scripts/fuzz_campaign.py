@@ -17,6 +17,13 @@ Each reproducing input is saved under ``--out`` (a temp dir by default; never
 inside the repository or ../shared), with what happened.
 
     .venv/bin/python scripts/fuzz_campaign.py --total 1000000 --workers 1
+    .venv/bin/python scripts/fuzz_campaign.py --total 1000000 --start 250000   # the rest of a partial run
+
+Inputs run in one fixed order (kinds interleaved, ``--chunk`` inputs at a
+time); ``--start N`` skips the first N of that order, so a campaign stopped
+part way (or given a deadline with ``--stop-at``) is finished by a second run
+with the same ``--total`` and ``--seed``: the summary's ``next_start`` is the
+position up to which every input has been run.
     .venv/bin/python scripts/fuzz_campaign.py --replay log_v2:1234
 """
 
@@ -99,8 +106,8 @@ def worker_main(args) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (args.as_limit_mb << 20, args.as_limit_mb << 20))
     except (ValueError, OSError):
         pass
-    from tests.fuzz import corpus, harness
     from kforensics.log import kernels
+    from tests.fuzz import corpus, harness
 
     sys.path.insert(0, str(ROOT / "scripts"))
     import fuzz_short_reads as short_reads
@@ -201,7 +208,8 @@ class Worker:
         work = Path(self.args.workroot) / f"w{self.wid}"
         cmd = [sys.executable, "-u", os.path.abspath(__file__), "--worker", "--work", str(work),
                "--out", str(self.out), "--seed", str(self.args.seed), "--cli-every", str(self.args.cli_every),
-               "--scan-every", str(self.args.scan_every), "--full-every", str(self.args.full_every), "--as-limit-mb", str(self.args.as_limit_mb)]
+               "--scan-every", str(self.args.scan_every), "--full-every", str(self.args.full_every),
+               "--as-limit-mb", str(self.args.as_limit_mb)]
         env = dict(os.environ, PYTHONWARNINGS="ignore")
         if self.args.pythonpath:
             env["KF_FUZZ_PACKAGE_ROOT"] = self.args.pythonpath
@@ -239,7 +247,9 @@ def run_campaign(args) -> dict:
             chunks.append((kind, s, min(args.chunk, n - s)))
     # interleave kinds so a partial run covers every kind
     chunks.sort(key=lambda c: (c[1], c[0]))
+    chunks = skip_inputs(chunks, args.start)
     stats = {"kinds": {}, "started": time.time(), "out": str(out), "total_planned": sum(n for _, n in kinds),
+             "start": args.start, "next_start": args.start, "total": args.total, "seed": args.seed,
              "limits": {"time_s": args.time_limit, "rss_mb": args.rss_limit_mb}}
     per = stats["kinds"]
 
@@ -247,7 +257,8 @@ def run_campaign(args) -> dict:
         return per.setdefault(kind, {"inputs": 0, "crashes": 0, "hangs": 0, "rss_over": 0, "silent": 0,
                                      "silent_inputs": 0, "misreported": 0, "false_refusals": 0, "problems": 0,
                                      "max_rss_mb": 0.0, "max_time_s": 0.0, "max_time_input": None,
-                                     "max_rss_input": None, "findings": 0, "cli_runs": 0, "scan_runs": 0, "full_runs": 0,
+                                     "max_rss_input": None, "findings": 0, "cli_runs": 0, "scan_runs": 0,
+                                     "full_runs": 0,
                                      "structural_inputs": 0, "refusals_checked": 0,
                                      "refusals_checked_structural": 0, "max_size": 0,
                                      "time_s": 0.0})
@@ -273,8 +284,48 @@ def run_campaign(args) -> dict:
             shutil.rmtree(args.workroot, ignore_errors=True)
 
 
+def skip_inputs(chunks: list[tuple[str, int, int]], start: int) -> list[tuple[str, int, int]]:
+    """``chunks`` (in campaign order) without their first ``start`` inputs."""
+    out = []
+    for kind, s, n in chunks:
+        if start >= n:
+            start -= n
+            continue
+        out.append((kind, s + start, n - start))
+        start = 0
+    return out
+
+
+class Progress:
+    """The position in campaign order up to which every input has been run (``--start`` for the rest)."""
+
+    def __init__(self, chunks: list[tuple[str, int, int]], start: int):
+        self.chunks = chunks
+        self.done = [0] * len(chunks)
+        self.first = 0
+        self.position = start
+        self._by_kind: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        for c, (k, s, n) in enumerate(chunks):
+            self._by_kind[k].append((s, n, c))
+
+    def ran(self, kind: str, index: int) -> None:
+        for s, n, c in self._by_kind[kind]:
+            if s <= index < s + n:
+                self.done[c] += 1
+                break
+        while self.first < len(self.chunks) and self.done[self.first] >= self.chunks[self.first][2]:
+            self.position += self.chunks[self.first][2]
+            self.first += 1
+
+    def next_start(self) -> int:
+        partial = self.done[self.first] if self.first < len(self.chunks) else 0
+        return self.position + partial
+
+
 def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers: list, chunks: list) -> dict:
     pending = list(reversed(chunks))
+    progress = Progress(chunks, args.start)
+    stop_at = time.time() + args.stop_after if args.stop_after else None
     for w in workers:
         w.spawn()
         if pending:
@@ -295,6 +346,7 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                 s = kstat(kind)
                 s["crashes"] += 1
                 s["inputs"] += 1
+                progress.ran(kind, i)
                 note = f"worker died (exit {code}, signal {-code if code < 0 else 0})"
                 events.write(json.dumps({"event": "died", "kind": kind, "index": i, "note": note}) + "\n")
                 save_killed("crash", kind, i, note)
@@ -309,6 +361,7 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                     w.started = time.monotonic()
                     continue
                 _account(kstat(msg["kind"]), msg, events)
+                progress.ran(msg["kind"], msg["done"])
                 w.current = None
                 kind, start, count = w.task
                 if msg["done"] == start + count - 1:
@@ -335,10 +388,15 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                 else:
                     s["rss_over"] += 1
                     s["max_rss_mb"] = max(s["max_rss_mb"], round(rss_mb, 1))
+                progress.ran(kind, i)
                 note = f"killed after {elapsed:.1f} s at {rss_mb:.0f} MB RSS"
                 events.write(json.dumps({"event": cat, "kind": kind, "index": i, "note": note}) + "\n")
                 save_killed(cat, kind, i, note)
                 _restart(w, pending, active, after=i)
+        stats["next_start"] = progress.next_start()
+        if stop_at is not None and time.time() > stop_at:
+            stats["stopped_early"] = True  # the input in flight is not counted: --start next_start runs it
+            break
         if time.time() - last_report > args.report_every:
             last_report = time.time()
             _write_summary(out, stats)
@@ -351,7 +409,9 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
             events.flush()
     events.close()
     for w in workers:
-        if w.proc and w.proc.poll() is None:
+        if stats.get("stopped_early"):
+            w.kill()
+        elif w.proc and w.proc.poll() is None:
             w.proc.stdin.close()
             w.proc.wait()
     stats["finished"] = time.time()
@@ -424,7 +484,10 @@ def print_summary(stats: dict) -> None:
             tot[c] = max(tot[c], s[c]) if c.startswith("max") else tot[c] + s[c]
     print(f"{'TOTAL':34}" + "".join(f"{int(tot[c]) if not c.startswith('max') else tot[c]:>{w[c]}}" for c in cols))
     wall = stats.get("finished", time.time()) - stats["started"]
-    print(f"wall time {wall / 3600:.2f} h; cases saved under {stats['out']}")
+    done = int(tot["inputs"])
+    print(f"wall time {wall / 3600:.2f} h ({done / max(wall, 1e-9):.1f} inputs/s); cases saved under {stats['out']}")
+    print(f"inputs {stats['start']}..{stats['next_start']} of {stats['total_planned']} run (seed {stats['seed']}, "
+          f"--total {stats['total']}); the rest: --start {stats['next_start']}")
 
 
 def replay(spec: str, args) -> None:
@@ -459,6 +522,10 @@ def main() -> None:
     ap.add_argument("--kinds", help="comma-separated kinds (default: all)")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--chunk", type=int, default=500)
+    ap.add_argument("--start", type=int, default=0,
+                    help="skip the first N inputs of the campaign's order (resume: the summary's next_start)")
+    ap.add_argument("--stop-after", type=float, default=0,
+                    help="stop after this many seconds (0: run all); the summary says where to --start again")
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--rss-limit-mb", type=float, default=500.0)
     ap.add_argument("--as-limit-mb", type=int, default=8192, help="RLIMIT_AS of a worker (a backstop)")

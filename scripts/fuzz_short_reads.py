@@ -1,10 +1,15 @@
-"""Fuzz kinds of issue #22 for ``scripts/fuzz_campaign.py``: archives cut at random points, files that shrink while read.
+"""Fuzz kinds of issue #22 for ``scripts/fuzz_campaign.py``: archives cut at random points, files shrinking as read.
 
 ``archive_cut``: the bundled healthy broker plus a segment of random batches,
 archived as ``.tar`` or ``.tgz`` (members in order or reversed), the copy cut
-at a random byte; ``scan`` runs on it in-process.  ``shrinking_file``: a
-segment of random batches read by the segment reader through a file that a
-"live broker" truncates to a random size after a random number of reads.
+at a random byte; ``scan`` (most inputs), ``replay`` or ``timeline`` runs on
+it in-process through the CLI.  ``shrinking_file``: a segment (random
+batches, or a copy of a Kafka-written segment of the fuzz corpus) read while
+a "live broker" truncates it: either by the segment reader through a file
+truncated to a random size after a random number of reads (reproducible), or
+by ``scan`` of a log dir holding the copy while a writer thread truncates it
+after a random delay (a race, as on a live broker).  Every file written or
+truncated is the campaign's own copy in its work dir, never the evidence.
 Judged: no exception escapes, the exit code is 0, 1 or 2, the walk ends (the
 campaign's time limit catches a hang), and a short read is reported where
 the data ended.  Every input is rebuilt from (kind, index, seed).
@@ -12,10 +17,12 @@ the data ended.  Every input is rebuilt from (kind, index, seed).
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
 import random
+import shutil
 import tarfile
 import traceback
 from pathlib import Path
@@ -64,11 +71,14 @@ def _run_archive_cut(rng: random.Random, work: Path) -> tuple[str | None, list[s
     from kforensics.cli import main
 
     path, size = _archive_cut(rng, work)
-    r = CliRunner().invoke(main, ["scan", str(path), "--format", "json"])
+    command = rng.choices(("scan", "replay", "timeline"), (6, 1, 1))[0]
+    r = CliRunner().invoke(main, [command, str(path), "--format", "json"])
     problems = []
     if r.exit_code not in (0, 1, 2):
         tb = "".join(traceback.format_exception(*r.exc_info)) if r.exc_info else r.output
-        return f"scan of an archive cut at {path.stat().st_size} of {size} bytes: exit {r.exit_code}\n{tb}", [], 0
+        return f"{command} of an archive cut at {path.stat().st_size} of {size} bytes: exit {r.exit_code}\n{tb}", [], 0
+    if command != "scan":
+        return None, problems, 0
     findings = 0
     if r.exit_code in (0, 1):
         try:
@@ -111,10 +121,59 @@ class _Shrinking(io.RawIOBase):
         super().close()
 
 
+def _source_segment(rng: random.Random) -> bytes:
+    """Random batches, or (one time in three) a Kafka-written segment of the fuzz corpus: the input a copy is made
+    of (the corpus file itself is only read)."""
+    if rng.random() < 1 / 3:
+        files = _corpus_segments()
+        if files:
+            return rng.choice(files)
+    return _segment(rng)
+
+
+@functools.cache
+def _corpus_segments() -> list[bytes]:
+    from tests.fuzz import corpus
+
+    pool = [s for kind in ("log_v2", "control", "metadata_log") for s in corpus.all_seeds().get(kind, [])]
+    return [data for seed in pool for name, data in seed.files.items() if name.endswith(".log") and data]
+
+
+def _run_live_truncation(rng: random.Random, work: Path, data: bytes) -> tuple[str | None, list[str], int]:
+    """``scan`` of a log dir holding a copy of a segment while a writer thread truncates the copy (a race)."""
+    import threading
+
+    from click.testing import CliRunner
+
+    from kforensics.cli import main
+
+    part = work / "live" / "fz-0"
+    part.mkdir(parents=True, exist_ok=True)
+    for side in ("meta.properties",):
+        if (HEALTHY / side).exists():
+            (work / "live" / side).write_bytes((HEALTHY / side).read_bytes())
+    path = part / "00000000000000000000.log"
+    path.write_bytes(data)
+    keep, delay = rng.randint(0, len(data)), rng.choice((0.0, 0.0005, 0.002, 0.01, 0.05))
+    writer = threading.Timer(delay, os.truncate, (path, keep))
+    writer.start()
+    try:
+        r = CliRunner().invoke(main, ["scan", str(work / "live"), "--format", "json"])
+    finally:
+        writer.cancel()
+        writer.join()
+    if r.exit_code not in (0, 1, 2):
+        tb = "".join(traceback.format_exception(*r.exc_info)) if r.exc_info else r.output
+        return f"scan of a segment truncated {len(data)} -> {keep} after {delay} s: exit {r.exit_code}\n{tb}", [], 0
+    return None, [], 0
+
+
 def _run_shrinking(rng: random.Random, work: Path) -> tuple[str | None, list[str], int]:
     import kforensics.log.segment_reader as sr
 
-    data = _segment(rng)
+    data = _source_segment(rng)
+    if rng.random() < 0.25:
+        return _run_live_truncation(rng, work, data)
     path = work / "00000000000000000000.log"
     path.write_bytes(data)
     keep, after = rng.randint(0, len(data)), rng.randint(1, 4)
@@ -147,8 +206,10 @@ def run(kind: str, index: int, mseed: int, work: Path):
     work.mkdir(parents=True, exist_ok=True)
     rng = random.Random(mseed)
     crash, problems, findings = (_run_archive_cut if kind == "archive_cut" else _run_shrinking)(rng, work)
-    size = sum(p.stat().st_size for p in work.iterdir() if p.is_file())
+    size = sum(p.stat().st_size for p in work.rglob("*") if p.is_file())
     for p in work.iterdir():
         if p.is_file():
             p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
     return Outcome(crash=crash, problems=problems, findings=findings), size
