@@ -29,7 +29,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, cast
 
 from ..errors import EvidenceUnreadable
 from .archive_spool import INFLATE_ERRORS, Spool, decompressor
@@ -170,7 +170,8 @@ class Entry:
         self.offset = info.offset  # of its header
         self.offset_data = info.offset_data
         self.size = info.size
-        self.sparse = info.sparse  # None, or the (offset, size) regions a sparse member stores
+        # None, or the (offset, size) regions a sparse member stores (typeshed declares TarInfo.sparse as bytes)
+        self.sparse = cast("list[tuple[int, int]] | None", info.sparse)
 
 
 class _Member:
@@ -223,7 +224,7 @@ class TarArchive:
         buffer = 1 << 20 if _is_local(self.source) else 64 << 10
         self._raw = io.BufferedReader(open_binary(self.source), buffer_size=buffer)
         self.spool: Spool | None = None  # the inflated content of a compressed archive (see archive_spool)
-        self._data = self._raw  # what member data is read from: the archive itself, or its spool
+        self._data: io.BufferedReader | Spool = self._raw  # what member data is read from: the archive, or its spool
         try:
             self._index()
         except BaseException:
@@ -241,9 +242,11 @@ class TarArchive:
             raise ArchiveUnreadable(f"not a readable tar archive: {e}") from None
         try:
             while (info := tar.next()) is not None:
-                tar.members.clear()  # the index keeps an Entry per member, the tar reader none
-                self._last = Entry(info)
-                self._add(info)
+                # the index keeps an Entry per member, the tar reader none (typeshed does not declare the list of
+                # headers read, TarFile.members)
+                tar.members.clear()  # type: ignore[attr-defined]
+                self._last = entry = Entry(info)
+                self._add(info, entry)
             self._verify()
         except _ARCHIVE_ERRORS as e:
             self._stop(e)
@@ -295,7 +298,7 @@ class TarArchive:
         self.copies.append(ArchiveCopy(name, info, why))
         self.copy_names[name] = self.copy_names.get(name, 1) + 1
 
-    def _add(self, info: tarfile.TarInfo) -> None:
+    def _add(self, info: tarfile.TarInfo, entry: Entry) -> None:
         name = info.name
         parts = [p for p in PurePosixPath(name).parts if p not in (".", "")]
         if name.startswith("/") or ".." in parts or not (info.isfile() or info.isdir()):
@@ -303,32 +306,40 @@ class TarArchive:
             return
         if not parts:
             return
-        node = self.root
+        children = self._children(self.root)
         for i, p in enumerate(parts[:-1]):
-            child = node.children.get(p)
-            if child is None:
-                child = node.children[p] = _Member(None)
-            elif child.children is None:
-                # a regular file where a directory is needed: the directory wins, the file stays a copy
-                self._shadow("/".join(parts[: i + 1]), child.info, "a directory of the same name holds members")
-                child = node.children[p] = _Member(None)
-            node = child
-        leaf = parts[-1]
-        old = node.children.get(leaf)
+            children = self._directory(children, p, "/".join(parts[: i + 1]),
+                                       "a directory of the same name holds members")
+        leaf, path = parts[-1], "/".join(parts)
         if info.isdir():
-            if old is None:
-                node.children[leaf] = _Member(None)
-            elif old.children is None:
-                self._shadow("/".join(parts), old.info, "a directory of the same name")
-                node.children[leaf] = _Member(None)
-        elif old is None:
-            node.children[leaf] = _Member(self._last)
-        elif old.children is not None:
-            self._shadow("/".join(parts), self._last, "a directory of the same name")
+            self._directory(children, leaf, path, "a directory of the same name")
+            return
+        old = children.get(leaf)
+        if old is None:
+            children[leaf] = _Member(entry)
+        elif old.info is None:
+            self._shadow(path, entry, "a directory of the same name")
         else:
             # as an extraction would: the last regular file of a name is the one found there
-            self._shadow("/".join(parts), old.info, "a later member of the same name")
-            node.children[leaf] = _Member(self._last)
+            self._shadow(path, old.info, "a later member of the same name")
+            children[leaf] = _Member(entry)
+
+    def _directory(self, children: dict[str, _Member], name: str, path: str, why: str) -> dict[str, _Member]:
+        """The children of directory ``name`` among ``children``, made one if it is not: a directory wins over a
+        regular file of its name, which stays a copy (``why``)."""
+        node = children.get(name)
+        if node is not None and node.children is not None:
+            return node.children
+        if node is not None and node.info is not None:
+            self._shadow(path, node.info, why)
+        node = children[name] = _Member(None)
+        return self._children(node)
+
+    @staticmethod
+    def _children(directory: _Member) -> dict[str, _Member]:
+        if directory.children is None:
+            raise AssertionError("a regular file taken for a directory")
+        return directory.children
 
     def node(self, parts: tuple[str, ...]) -> _Member | None:
         node = self.root
@@ -457,7 +468,7 @@ class _MemberFile(io.RawIOBase):
         out = bytearray(n)
         lo_want, hi_want = self.pos, self.pos + n
         stored = 0
-        for off, size in self.info.sparse:
+        for off, size in self.info.sparse or ():
             lo, hi = max(off, lo_want), min(off + size, hi_want)
             if lo < hi:
                 chunk = self.archive.read_at(self.info.offset_data + stored + (lo - off), hi - lo)
