@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 @min_severity_option()
 def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, topic: str | None,
            partition: int | None, kafka_version: KafkaVersion, leader: int | None, alive: tuple[int, ...] | None,
+           running: tuple[int, ...] | None,
            what_if: bool, digests: bool,
            metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
@@ -70,7 +71,8 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     # the library's refusals (InputError, UsageError) are exit 2 with their sentence; anything else is a bug
     report = replay_all(inputs.brokers, kafka_version=kafka_version, topic=topic, partition=partition,
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
-                        metadata=inputs.metadata, alive=alive)
+                        metadata=inputs.metadata, alive=alive,
+                        running=running or ())
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

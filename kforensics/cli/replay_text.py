@@ -272,7 +272,10 @@ def leaders_line(partitions: list[PartitionReplay]) -> str:
                   and p.election.how in ("controller-record", "predicted", "offline")), None)
     if shown is not None:
         back = ", ".join(map(str, shown.returning))
-        text += f" (brokers coming back: {back}; {'--alive' if shown.returning_given else 'every broker given'})"
+        given = "--alive" if shown.returning_given else "every broker given"
+        if shown.running:
+            given = (f"{given}, less those that never stopped: {', '.join(map(str, shown.running))} (--running)")
+        text += f" (brokers coming back: {back}; {given})"
     return f"leaders: {text}"
 
 

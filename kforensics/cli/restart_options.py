@@ -1,4 +1,5 @@
-"""``--alive``: the brokers that come back before the controller elects (``replay``, ``report`` and ``spark``)."""
+"""``--alive`` and ``--running``: the brokers that come back before the controller elects, and those that never
+stopped (``replay``, ``salvage`` and ``spark``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ def _ids(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple
 
 
 def alive_option(fn: F) -> F:
-    """``--alive 1,2,3`` (default: every broker whose evidence is given)."""
+    """``--alive 1,2,3`` (default: every broker whose evidence is given) and ``--running 1,2`` (default: none)."""
+    fn = click.option(
+        "--running", callback=_ids, metavar="IDS",
+        help="Brokers that never stopped, comma-separated (default: none): only the controllers or other brokers "
+             "went down.  They stay active through the restart, neither registering again nor losing their "
+             "session, so the controller can elect them the moment another leader is fenced.")(fn)
     return click.option(
         "--alive", callback=_ids, metavar="IDS",
         help="Brokers that come back before the controller elects, comma-separated (default: every broker whose "

@@ -46,7 +46,8 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
 @fail_on_option("Exit 1 when a finding is at or above this severity (a failed task, a failed replay or an "
                 "unreadable snapshot always does).")
 def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
-          kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None, overwrite: bool,
+          kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None,
+          running: tuple[int, ...] | None, overwrite: bool,
           fmt: str, tables: str | None, fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
@@ -101,7 +102,7 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
-                         tables=chosen_tables, alive=alive)
+                         tables=chosen_tables, alive=alive, running=running or ())
     summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document

@@ -48,10 +48,13 @@ class RestartEvidence:
     alive: tuple[int, ...] | None = None  # brokers the operator says come back (None: every broker given)
     shutdown_epochs: Mapping[int, frozenset[int]] = field(default_factory=dict)  # broker -> epochs its markers name
     release: tuple[int, int, int] | None = None  # the Kafka release (``--kafka-version``); None: the newest
+    running: tuple[int, ...] = ()  # brokers the operator says never stopped (``--running``): active throughout
 
     @property
     def returning(self) -> tuple[int, ...]:
-        return tuple(sorted(self.alive if self.alive is not None else self.brokers))
+        """The brokers that restart: those that come back, less those that never stopped."""
+        back = self.alive if self.alive is not None else self.brokers
+        return tuple(sorted(set(back) - set(self.running)))
 
     def clean_shutdowns(self) -> dict[int, bool]:
         """Per returning broker, whether the controller will take its last shutdown as clean: its marker names the
@@ -77,6 +80,7 @@ class LeaderElection:
     record_offset: int | None = None
     returning: list[int] = field(default_factory=list)
     returning_given: bool = False  # the operator named them (--alive); else every broker given
+    running: list[int] = field(default_factory=list)  # brokers that never stopped (--running)
     alternatives: list[int] = field(default_factory=list)  # leaders other return orders give
     steps: list[str] = field(default_factory=list)  # the controller's actions the model ran
     assumptions: dict[str, str] = field(default_factory=dict)  # rule -> value and where it came from
@@ -125,8 +129,8 @@ def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> Lead
     rules = controller_rules(evidence.cluster, topic, len(reg.replicas), evidence.release)
     returning = evidence.returning
     choice = predict(reg, rules, active=evidence.cluster.active_brokers(), returning=returning,
-                     clean_shutdown=evidence.clean_shutdowns())
-    choice = _likeliest(choice, reg, returning)
+                     clean_shutdown=evidence.clean_shutdowns(), running=evidence.running)
+    choice = _likeliest(choice, reg, returning, evidence.running)
     if choice.leader == NO_LEADER:
         how, rule = "offline", None
     elif choice.leader == reg.leader and not choice.unclean:
@@ -138,25 +142,33 @@ def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> Lead
                                         f"{_ids(returning)} (every broker whose evidence was given)")
     assumptions["restart"] = ("cold: the controller is back first; brokers it still holds active are fenced when "
                               "their sessions expire, then each broker registers and is unfenced in turn")
+    if evidence.running:
+        assumptions["restart"] += (f"; brokers {_ids(evidence.running)} never stopped (--running): active throughout, "
+                                   "they neither register again nor lose their session")
     clean = evidence.clean_shutdowns()
     assumptions["clean shutdowns"] = (_ids(b for b in returning if clean.get(b)) or "none") + \
         " (a .kafka_cleanshutdown marker naming the broker epoch of the last registration)"
     return LeaderElection(choice.leader, choice.leader_epoch, how, rule, choice.unclean, entry.leader,
                           entry.leader_epoch, entry.offset, list(returning), evidence.alive is not None,
-                          list(choice.alternatives), [s.action for s in choice.steps], assumptions,
-                          _detail(how, rule, choice.leader, choice.leader_epoch, reg, rules, returning))
+                          list(evidence.running), list(choice.alternatives), [s.action for s in choice.steps],
+                          assumptions, _detail(how, rule, choice.leader, choice.leader_epoch, reg, rules,
+                                               (*returning, *evidence.running)))
 
 
-def _likeliest(choice: Choice, reg: Registration, returning: tuple[int, ...]) -> Choice:
+def _likeliest(choice: Choice, reg: Registration, returning: tuple[int, ...], running: tuple[int, ...] = ()) -> Choice:
     """Of the outcomes the orders of return give, the one the replay follows (the others stay listed).
 
     Which order happens, and whether sessions expire before the brokers register again, turn on timing the
     evidence does not hold.  So: a leader the record names that comes back stays leader (the lab saw Kafka keep
     it where the model, assuming every session expires first, moved leadership on; the model's outcomes are
     listed as alternatives); else a clean election (ISR or ELR) when some order gives one (the ascending
-    order's first); else the ascending order's outcome.
+    order's first); else the ascending order's outcome.  A leader the model takes from the brokers that never
+    stopped turns on no timing (they are active throughout, and from 4.0 the old leader's registration after an
+    unclean shutdown removes it from the ISR at once): the model's choice stands.
     """
     possible = {choice.leader, *choice.alternatives}
+    if choice.leader in running and not choice.alternatives:
+        return choice
     if reg.leader != NO_LEADER and reg.leader in returning:
         pick = choice.for_leader(reg.leader)
         if pick is None:  # no order keeps it when every session expires first: the record stands, epoch unknown

@@ -221,11 +221,16 @@ def _last_known_leader(reg: Registration, rules: ControllerRules, new_leader: in
 
 
 def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Sequence[int],
-            clean_shutdown: dict[int, bool] | None = None, cold: bool = True) -> Choice:
+            clean_shutdown: dict[int, bool] | None = None, cold: bool = True,
+            running: Iterable[int] = ()) -> Choice:
     """The leader after the brokers in ``returning`` come back, in that order.
 
     ``active``: brokers the metadata shows registered, unfenced and not in
-    controlled shutdown when the evidence was taken.  ``clean_shutdown``:
+    controlled shutdown when the evidence was taken.  ``running``: brokers
+    that never stopped (only the controllers, or other brokers, went down):
+    they keep heartbeating, so the controller holds them active throughout —
+    unfenced first if the record shows them fenced — and they neither
+    re-register nor lose their session.  ``clean_shutdown``:
     per returning broker, whether the controller will take its shutdown as
     clean (unknown brokers: unclean).  ``cold`` (the usual restart after an
     outage): the controller is back before the brokers and every broker it
@@ -236,6 +241,7 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
     absent ones are fenced after, and the returning ones are unfenced in order.
     """
     clean = clean_shutdown or {}
+    staying = set(running) - set(returning)
     live = set(active)
     steps: list[Step] = []
     state = {"how": "controller-record" if reg.leader != NO_LEADER else "offline"}
@@ -247,11 +253,15 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
         return new
 
     def expire(r: Registration, brokers: Iterable[int]) -> Registration:
-        for b in sorted(brokers):
+        for b in sorted(set(brokers) - staying):
             live.discard(b)
             r = _fence(r, rules, b, live, apply, f"fence {b} (session expired)")
         return r
 
+    for b in sorted(staying - live):
+        # a broker still running that the record shows fenced heartbeats and is unfenced once caught up
+        reg = _unfence(reg, rules, b, live, apply)
+    live |= staying
     if cold:
         # the first broker back registers within the others' session timeout; their sessions expire while it
         # catches up; each later broker comes back once the one before is unfenced
@@ -321,20 +331,24 @@ def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int], ap
 
 
 def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Iterable[int],
-            clean_shutdown: dict[int, bool] | None = None, cold: bool = True) -> Choice:
-    """:func:`restart` over every order in which the partition's returning replicas may come back.
+            clean_shutdown: dict[int, bool] | None = None, cold: bool = True,
+            running: Iterable[int] = ()) -> Choice:
+    """:func:`restart` over every order in which the partition's returning replicas may come back (``running``
+    brokers stay up throughout and are not part of any order).
 
     The choice reported is the one for the returning brokers in ascending id
     order; ``alternatives`` lists the other leaders some other order gives.
     """
     active = set(active)
-    back = sorted(set(returning))
+    running = frozenset(running)
+    back = sorted(set(returning) - running)
     mine = [b for b in back if b in reg.replicas]
     others = [b for b in back if b not in reg.replicas]
-    base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown, cold=cold)
+    base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown, cold=cold,
+                   running=running)
     seen: dict[int, Choice] = {base.leader: base}
     for order in itertools.islice(itertools.permutations(mine), MAX_ORDERS):
         c = restart(reg, rules, active=active, returning=[*order, *others], clean_shutdown=clean_shutdown,
-                    cold=cold)
+                    cold=cold, running=running)
         seen.setdefault(c.leader, c)
     return replace(base, alternatives=tuple(sorted(set(seen) - {base.leader})), by_leader=tuple(sorted(seen.items())))

@@ -63,7 +63,7 @@ def _metadata_inputs(loaded: LoadedBrokers, metadata: list[Any] | None) -> list[
 
 
 def restart_evidence(loaded: LoadedBrokers, inputs: list[Any], kafka_version: KafkaVersion,
-                     alive: tuple[int, ...] | None) -> RestartEvidence:
+                     alive: tuple[int, ...] | None, running: tuple[int, ...] = ()) -> RestartEvidence:
     """What the controller's choice at the restart reads: the cluster state of the metadata log, the brokers
     given, those that come back (``alive``, else every broker given) and their clean-shutdown markers."""
     from ..kraft.cluster_state import read_cluster_state
@@ -71,15 +71,16 @@ def restart_evidence(loaded: LoadedBrokers, inputs: list[Any], kafka_version: Ka
     ids = tuple(b for b in loaded.broker_ids if b is not None)
     return RestartEvidence(read_cluster_state(inputs), ids, alive,
                            {b: marker_epochs(dirs) for b, dirs in zip(loaded.broker_ids, loaded.log_dirs)
-                            if b is not None}, kafka_version.release)
+                            if b is not None}, kafka_version.release, running)
 
 
 def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None,
-               alive: tuple[int, ...] | None = None) -> ReplayReport:
+               alive: tuple[int, ...] | None = None, running: tuple[int, ...] = ()) -> ReplayReport:
     """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
-    controller elects (default: every broker given); the others rejoin later as followers."""
+    controller elects (default: every broker given); the others rejoin later as followers.  ``running``: brokers
+    that never stopped (active throughout the restart)."""
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
@@ -95,7 +96,7 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
         from ..kraft.timeline import build_timeline
 
         tl = build_timeline(inputs)
-        restart = restart_evidence(loaded, inputs, kafka_version, alive)
+        restart = restart_evidence(loaded, inputs, kafka_version, alive, running)
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],

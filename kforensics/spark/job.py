@@ -71,6 +71,7 @@ class JobOptions:
     events: dict[GroupKey, list[dict[str, object]]] | None = None
     tables: tuple[str, ...] | str | None = None
     alive: tuple[int, ...] | None = None  # brokers that come back before the controller elects (None: every one)
+    running: tuple[int, ...] = ()  # brokers that never stopped: active throughout the restart
 
     def __post_init__(self) -> None:
         # parsed once: a caller of the library may give the version and the tables as text
@@ -94,7 +95,8 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
     assert isinstance(options.kafka_version, KafkaVersion)
-    restart = restart_evidence(planned, explicit, options.kafka_version, options.alive, list(timelines))
+    restart = restart_evidence(planned, explicit, options.kafka_version, options.alive, list(timelines),
+                               options.running)
     return _Driver(planned, timelines, found, restart)
 
 

@@ -3,7 +3,7 @@
 The cluster state of the cluster's metadata log (the explicit inputs first,
 then the snapshots' log dirs that hold one, as the timeline is built), the
 brokers whose snapshots are given, those that come back (``--alive``, else
-all of them) and the broker epochs their clean-shutdown markers name
+all of them), those that never stopped (``--running``) and the broker epochs their clean-shutdown markers name
 (:class:`kforensics.kraft.controller_choice.RestartEvidence`).
 """
 
@@ -16,7 +16,8 @@ from .plan import Plan
 
 
 def restart_evidence(plan_: Plan, metadata: dict[str | None, list[str]], kafka_version: KafkaVersion,
-                     alive: tuple[int, ...] | None, clusters: list[str | None]) -> dict[str | None, RestartEvidence]:
+                     alive: tuple[int, ...] | None, clusters: list[str | None],
+                     running: tuple[int, ...] = ()) -> dict[str | None, RestartEvidence]:
     """One :class:`RestartEvidence` per cluster whose timeline was built (``clusters``)."""
     brokers: dict[str | None, dict[int, frozenset[int]]] = {}
     for sid, ctx in plan_.contexts.items():
@@ -32,5 +33,6 @@ def restart_evidence(plan_: Plan, metadata: dict[str | None, list[str]], kafka_v
         except OSError:
             continue  # the timeline's build reported the unreadable input; the choice falls back as without state
         ids = brokers.get(cluster, {})
-        out[cluster] = RestartEvidence(state, tuple(sorted(ids)), alive, dict(ids), kafka_version.release)
+        out[cluster] = RestartEvidence(state, tuple(sorted(ids)), alive, dict(ids), kafka_version.release,
+                                       running)
     return out

@@ -6,7 +6,9 @@ single LastKnownElr member (the recorded one, or an in-sync replica that lost it
 ISR and ELR only shrink, and maybeUpdateLastKnownLeader records who left last; before 4.1.0 it need not have come
 back); anyone else only with unclean.leader.election.enable.  A restart never adds a broker
 to the ISR (a returning broker is not caught up until a leader serves it), so whoever leads cleanly was in the
-recorded ISR or ELR.  And the leader is a broker that came back (but for that last-known-leader case).
+recorded ISR or ELR.  And the leader is a broker that came back or never stopped (but for that last-known-leader
+case); a recorded leader that never stopped keeps leading (it is never fenced, so electAnyLeader keeps the current
+leader while it stays valid).
 """
 
 from __future__ import annotations
@@ -44,8 +46,9 @@ def cases(draw):
     alive = tuple(sorted(draw(st.lists(st.sampled_from(BROKERS), unique=True, min_size=1))))
     markers = {b: frozenset({100 + b}) for b in alive if draw(st.booleans())}
     release = draw(st.sampled_from([(3, 7, 0), (3, 9, 1), (4, 0, 0), (4, 1, 0), (4, 2, 0), None]))
+    running = tuple(sorted(draw(st.lists(st.sampled_from(alive), unique=True, max_size=len(alive) - 1))))
     entry = TimelineEntry(0, 0, leader, 5, 0, isr, replicas, elr, lke)
-    return entry, RestartEvidence(cluster, tuple(BROKERS), alive, markers, release), unclean, elr_on
+    return entry, RestartEvidence(cluster, tuple(BROKERS), alive, markers, release, running), unclean, elr_on
 
 
 @settings(max_examples=400, deadline=None)
@@ -58,7 +61,9 @@ def test_the_predicted_leader_is_one_kafkas_rules_allow(case):
         return
     before_4_1 = evidence.release is not None and evidence.release < (4, 1, 0)
     if not (e.rule == "last-known-elr" and before_4_1):  # 3.7-4.0 elect the last known leader even when absent
-        assert e.leader in evidence.returning, "only a broker that came back can lead"
+        assert e.leader in evidence.returning + evidence.running, "only a broker that is back (or never left) leads"
+    if entry.leader in evidence.running:
+        assert e.leader == entry.leader and not e.unclean, "a leader that never stopped is never fenced"
     assert e.leader in entry.replicas
     if e.rule == "unclean":
         assert unclean and e.unclean

@@ -23,7 +23,8 @@ CASES = sorted(p for p in (ROOT / "fixtures" / "elections").iterdir() if p.is_di
 def _replay(sdir, version="latest"):
     sc = load_scenario(sdir)
     alive = tuple(sc.doc["alive"]) if "alive" in sc.doc else None
-    report = replay_all(sc.brokers, kafka_version=parse_kafka_version(version), metadata=sc.metadata, alive=alive)
+    report = replay_all(sc.brokers, kafka_version=parse_kafka_version(version), metadata=sc.metadata, alive=alive,
+                        running=tuple(sc.doc.get("running", ())))
     (p,) = report.partitions
     return sc, p
 
@@ -123,3 +124,19 @@ def test_a_metadata_log_that_lost_its_tail_is_said_beside_the_choice():
     for p in report.partitions:
         assert p.election.how in ("controller-record", "predicted", "offline")
         assert "lost its tail" in p.election.detail and "metadata log" in p.election.assumptions
+
+
+def test_running_brokers_stay_active_and_the_isr_is_searched_in_replica_order():
+    sdir = ROOT / "fixtures" / "elections" / "election-isr-replica-order"
+    args = ["replay", *(str(d) for d in sorted(sdir.glob("broker-*"))), "--metadata", str(sdir / "controller"),
+            "--format", "json"]
+    cold = json.loads(CliRunner().invoke(main, args).stdout)["partitions"][0]["election"]
+    warm = json.loads(CliRunner().invoke(main, args + ["--running", "1,2"]).stdout)["partitions"][0]["election"]
+    # every broker restarting: the record's leader 3 comes back and the replay keeps it (the order of return decides)
+    assert (cold["leader"], cold["how"], cold["running"]) == (3, "controller-record", [])
+    # 1 and 2 never stopped: 3's registration after its crash removes it from the ISR and 2 (before 1 in the
+    # replica list [3, 2, 1]) is elected at once, whatever the order
+    assert (warm["leader"], warm["how"], warm["rule"]) == (2, "predicted", "isr")
+    assert (warm["returning"], warm["running"], warm["alternatives"]) == ([3], [1, 2], [])
+    text = CliRunner().invoke(main, args[:-2] + ["--running", "1,2"]).output
+    assert "never stopped: 1, 2 (--running)" in text and "leader 2 (epoch 1, predicted: isr)" in text
