@@ -1,7 +1,9 @@
-"""A KRaft cluster on 127.0.0.1: one dedicated controller (node 100) and three brokers (1, 2, 3).
+"""A cluster on 127.0.0.1: three brokers (1, 2, 3) and their metadata quorum.
 
-A dedicated controller keeps the quorum alive while brokers are frozen or killed (in combined
-mode, freezing two brokers would freeze two of three voters and no ISR would ever shrink).
+KRaft: one dedicated controller (node 100).  A dedicated controller keeps the quorum alive while brokers
+are frozen or killed (in combined mode, freezing two brokers would freeze two of three voters and no ISR
+would ever shrink).  ZooKeeper mode (``jars.zk_mode``): one ZooKeeper server (node 0, from the zookeeper
+jar Kafka depends on) and brokers with ``zookeeper.connect``; one of the brokers is the controller.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from . import jars, procs
 
 CONTROLLER = 100
+ZOOKEEPER = 0
 BROKERS = (1, 2, 3)
 JVM_OPTS = [
     "-Xmx256m",
@@ -78,6 +81,22 @@ BROKER_CONF = {
     "unclean.leader.election.enable": "false",
     "controlled.shutdown.enable": "true",
 }
+# ZooKeeper mode: a short session so a killed broker's registration goes (and the controller elects) within
+# seconds; the KRaft-only keys are left out.
+ZK_BROKER_CONF = {k: v for k, v in BROKER_CONF.items() if k != "broker.heartbeat.interval.ms"} | {
+    "zookeeper.session.timeout.ms": 6000,
+    "zookeeper.connection.timeout.ms": 20000,
+}
+# tickTime 500 ms lets the brokers' 6 s session through (ZooKeeper bounds sessions to 2..20 ticks); no admin
+# server (it would need Jetty and a port), one node, loopback only.
+ZK_CONF = {
+    "tickTime": 500,
+    "initLimit": 10,
+    "syncLimit": 5,
+    "maxClientCnxns": 0,
+    "admin.enableServer": "false",
+    "clientPortAddress": "127.0.0.1",
+}
 CONTROLLER_CONF = {
     "broker.session.timeout.ms": 5000,
     "num.io.threads": 2,
@@ -92,7 +111,19 @@ def _props(d: dict) -> str:
 
 
 def node_name(node: int) -> str:
+    if node == ZOOKEEPER:
+        return "zookeeper"
     return f"controller-{node}" if node == CONTROLLER else f"broker-{node}"
+
+
+def meta_node(version: str) -> int:
+    """The node that holds the metadata: ZooKeeper (ZooKeeper mode) or the KRaft controller."""
+    return ZOOKEEPER if jars.zk_mode(version) else CONTROLLER
+
+
+def nodes(version: str) -> tuple[int, ...]:
+    """Every node of a cluster of this version, the metadata node first."""
+    return (meta_node(version),) + BROKERS
 
 
 class Cluster:
@@ -105,6 +136,9 @@ class Cluster:
         self.procs: dict[int, procs.Proc] = {}
         self.ports: dict[int, int] = {}
         self.started_at: dict[int, float] = {}
+        self.zk = jars.zk_mode(version)
+        self.meta = meta_node(version)
+        self.nodes = nodes(version)
 
     # -- configuration -------------------------------------------------------------------------
     def data_dir(self, node: int) -> Path:
@@ -115,8 +149,8 @@ class Cluster:
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         ports = procs.free_ports(1 + len(BROKERS))
-        self.ports = dict(zip((CONTROLLER,) + BROKERS, ports))
-        for node in (CONTROLLER,) + BROKERS:
+        self.ports = dict(zip(self.nodes, ports))
+        for node in self.nodes:
             (self.conf_dir / f"{node_name(node)}.properties").write_text(
                 _props(self.node_conf(node, self.data_dir(node)))
             )
@@ -124,6 +158,8 @@ class Cluster:
         (self.conf_dir / "log4j.properties").write_text(LOG4J1)
 
     def node_conf(self, node: int, data: Path) -> dict:
+        if self.zk:
+            return self.zk_node_conf(node, data)
         voters = f"{CONTROLLER}@127.0.0.1:{self.ports.get(CONTROLLER, 9093)}"
         base = {
             "node.id": node,
@@ -151,6 +187,23 @@ class Cluster:
             **BROKER_CONF,
         }
 
+    def zk_node_conf(self, node: int, data: Path) -> dict:
+        """ZooKeeper mode: the ZooKeeper server's zoo.cfg, or a broker registered through zookeeper.connect."""
+        if node == ZOOKEEPER:
+            return {"dataDir": str(data), "clientPort": self.ports.get(node, 2181), **ZK_CONF}
+        port = self.ports.get(node, 9092)
+        return {
+            "broker.id": node,
+            "zookeeper.connect": self.zk_connect(),
+            "log.dirs": str(data),
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            **ZK_BROKER_CONF,
+        }
+
+    def zk_connect(self) -> str:
+        return f"127.0.0.1:{self.ports.get(ZOOKEEPER, 2181)}"
+
     def bootstrap(self) -> str:
         return ",".join(f"127.0.0.1:{self.ports[b]}" for b in BROKERS)
 
@@ -167,13 +220,14 @@ class Cluster:
         """Start one node (its JVM log appends to logs/<tag>/<node>.log)."""
         conf = self.conf_dir / f"{node_name(node)}.properties"
         log = self.log_dir / f"{node_name(node)}.log"
-        self.procs[node] = procs.spawn(
-            node_name(node), self.java_argv("kafka.Kafka", [str(conf)]), str(log), MAX_LIFE_S
-        )
+        main = "org.apache.zookeeper.server.ZooKeeperServerMain" if node == ZOOKEEPER else "kafka.Kafka"
+        self.procs[node] = procs.spawn(node_name(node), self.java_argv(main, [str(conf)]), str(log), MAX_LIFE_S)
         self.started_at[node] = time.time()
 
     def start_all(self, brokers=BROKERS) -> None:
-        self.start(CONTROLLER)
+        self.start(self.meta)
+        if self.zk:
+            self.wait_zookeeper()
         for b in brokers:
             self.start(b)
 
@@ -192,8 +246,8 @@ class Cluster:
         self.procs[node].signal(signal.SIGCONT)
 
     def kill_all(self) -> None:
-        """kill -9 every node of this cluster (brokers first, then the controller)."""
-        for node in sorted(self.procs, key=lambda n: n == CONTROLLER):
+        """kill -9 every node of this cluster (brokers first, then the controller or ZooKeeper)."""
+        for node in sorted(self.procs, key=lambda n: n == self.meta):
             self.kill9(node)
 
     def stop_clean(self, timeout_s: float = 40.0) -> dict[int, bool]:
@@ -204,8 +258,8 @@ class Cluster:
             for b, f in futs.items():
                 out[b] = f.result()
                 self.procs.pop(b, None)
-        if CONTROLLER in self.procs:
-            out[CONTROLLER] = self.procs.pop(CONTROLLER).terminate(timeout_s / 2)
+        if self.meta in self.procs:
+            out[self.meta] = self.procs.pop(self.meta).terminate(timeout_s / 2)
         return out
 
     def alive(self, node: int) -> bool:
@@ -214,6 +268,57 @@ class Cluster:
     def log_text(self, node: int) -> str:
         p = self.log_dir / f"{node_name(node)}.log"
         return p.read_text(errors="replace") if p.exists() else ""
+
+    # -- ZooKeeper mode ------------------------------------------------------------------------
+    def wait_zookeeper(self, timeout_s: float = 60) -> None:
+        """Until ZooKeeper accepts connections on its client port (or has exited: an error)."""
+        import socket
+
+        def up():
+            if not self.alive(ZOOKEEPER):
+                raise RuntimeError("ZooKeeper exited at start")
+            with socket.create_connection(("127.0.0.1", self.ports[ZOOKEEPER]), timeout=1):
+                return True
+
+        procs.wait_for("ZooKeeper listening", up, timeout_s, 0.3)
+
+    def registered(self, broker: int) -> bool:
+        """ZooKeeper mode: the broker's log says it has started (registered in ZooKeeper, serving)."""
+        return f"[KafkaServer id={broker}] started" in self.log_text(broker)
+
+    def zk_get(self, paths: list[str], timeout_s: int = 60) -> dict[str, str | None]:
+        """The data of ZooKeeper znodes, read with the zookeeper jar's own shell (ZooKeeperMain, commands on
+        its standard input, one JVM for all): path -> data, None where the node is absent."""
+        script = "".join(f"get {p}\n" for p in paths) + "quit\n"
+        argv = ["timeout", "--signal=KILL", str(timeout_s)] + self.java_argv(
+            "org.apache.zookeeper.ZooKeeperMain", ["-server", self.zk_connect()]
+        )
+        # one stream: "Node does not exist" goes to stderr, data to stdout, and the answers pair by order
+        r = subprocess.run(
+            argv,
+            input=script,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout_s + 10,
+            check=False,
+            start_new_session=True,
+        )
+        return parse_zk_shell(r.stdout, paths)
+
+
+def parse_zk_shell(out: str, paths: list[str]) -> dict[str, str | None]:
+    """Pair the answers of ``get`` commands with their paths: each answer is one data line, or a
+    ``KeeperErrorCode = NoNode for <path>`` line (an error: None); the lab reads only JSON znodes, and
+    ZooKeeperMain's other lines (prompt, connection, log) do not start with '{'."""
+    answers: list[str | None] = []
+    for line in out.splitlines():
+        line = line.strip()
+        if "KeeperErrorCode" in line or "Node does not exist" in line:
+            answers.append(None)
+        elif line.startswith("{"):
+            answers.append(line)
+    return dict(zip(paths, answers + [None] * (len(paths) - len(answers))))
 
 
 def _cluster_id() -> str:
@@ -224,6 +329,12 @@ def template(version: str, timeout_s: int = 240) -> Path:
     """Formatted (empty) storage of every node for this version, made once and copied per run."""
     root = jars.CACHE / "templates" / version
     if (root / ".complete").exists():
+        return root
+    if jars.zk_mode(version):  # nothing to format: brokers write meta.properties, ZooKeeper its dataDir
+        jars.ensure_jars(version)
+        for node in nodes(version):
+            (root / node_name(node)).mkdir(parents=True, exist_ok=True)
+        (root / ".complete").write_text("ok\n")
         return root
     jars.ensure_jars(version)
     tmp = root.with_name(version + ".tmp")
@@ -264,7 +375,7 @@ def new_cluster(run_dir: Path, version: str) -> Cluster:
     """A cluster whose data dirs are fresh copies of the formatted template, configured and not started."""
     t = template(version)
     data = Path(run_dir) / "data"
-    for node in (CONTROLLER,) + BROKERS:
+    for node in nodes(version):
         copy_tree(t / node_name(node), data / node_name(node))
     c = Cluster(run_dir, version, data)
     c.configure()

@@ -101,8 +101,11 @@ def partition_checks(p: dict, outcome: dict, before: dict, after: dict) -> list[
     st = st.get(str(part), st.get(part)) if isinstance(st, dict) else None
     ep = (outcome.get("epochs") or {}).get(topic, {})
     ep = ep.get(str(part), ep.get(part)) if isinstance(ep, dict) else None
+    zst = (outcome.get("zk_states") or {}).get(topic, {})  # ZooKeeper mode: the leader as its znode records it
+    zst = zst.get(str(part), zst.get(part)) if isinstance(zst, dict) else None
+    leader = (zst or {}).get("leader") if zst is not None else (st or {}).get("leader")
     out = [
-        _check("leader", topic, part, None, p.get("leader"), (st or {}).get("leader")),
+        _check("leader", topic, part, None, p.get("leader"), leader),
         _check("leader_epoch", topic, part, None, p.get("leader_epoch"), ep),
     ]
     reps = {r["broker_id"]: r for r in p.get("replicas") or []}

@@ -14,7 +14,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-from .cluster import BROKERS, CONTROLLER, node_name
+from .cluster import BROKERS, node_name, nodes
 from .compare import TOPICS, compare
 from .predict import predict
 
@@ -48,7 +48,7 @@ def export(run_dir: Path, dest: Path) -> dict:
     if result.get("status") != "compared":
         raise ValueError(f"{run_dir} has no comparison (status {result.get('status')})")
     shutil.rmtree(dest, ignore_errors=True)
-    for node in (CONTROLLER,) + BROKERS:
+    for node in nodes(result["version"]):
         _tar(run_dir / "evidence" / node_name(node), dest / "before" / f"{node_name(node)}.tgz")
     restart = Path(result["outcome"]["data"])
     for b in BROKERS:

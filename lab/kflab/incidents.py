@@ -11,7 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
-from .cluster import BROKERS, CONTROLLER, Cluster, copy_tree
+from .cluster import BROKERS, Cluster, copy_tree
 from .procs import Timeout
 from .segments import read_segment
 from .workload import TopicSpec, Workload
@@ -168,10 +168,10 @@ def crc_flip(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
 
 
 def controller_kill(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
-    """(g) kill -9 of the only controller; a partition leader dies while there is none to elect another; the
-    controller comes back on its own dir and elects."""
+    """(g) kill -9 of the only controller (ZooKeeper mode: of ZooKeeper); a partition leader dies while there is
+    none to elect another; the controller (ZooKeeper) comes back on its own dir and a leader is elected."""
     w.produce("orders", "all", rng.randint(5, 20))
-    c.kill9(CONTROLLER)
+    c.kill9(c.meta)
     _note(story, "kill -9 controller")
     w.produce("orders", "all", rng.randint(5, 20))  # brokers take writes without a controller
     leader = w.state("orders")[0]["leader"]
@@ -179,7 +179,7 @@ def controller_kill(c: Cluster, w: Workload, rng: random.Random, story: dict) ->
     _note(story, "kill -9 leader while no controller runs", broker=leader)
     w.produce("orders", "all", rng.randint(1, 10), partition=0, flush_s=0)  # waits in the producer
     time.sleep(rng.uniform(1, 4))
-    c.start(CONTROLLER)
+    c.start(c.meta)
     _note(story, "controller restarted")
     new = w.wait_leader_not("orders", 0, leader, 60)
     _note(story, "new leader", **new)

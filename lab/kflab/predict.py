@@ -10,7 +10,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .cluster import BROKERS, CONTROLLER, node_name
+from .cluster import BROKERS, CONTROLLER, ZOOKEEPER, node_name
+from .jars import release
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,28 +68,20 @@ def _run(argv: list[str], out: Path, timeout_s: int) -> dict:
 
 
 def predict(evidence: Path, out_dir: Path, kafka_version: str = "latest", timeout_s: int = 300) -> dict:
-    """Scan every broker and replay all, modelling kafka_version (kforensics' --kafka-version); returns where
-    each JSON went and how each command ended."""
+    """Scan every broker and replay all, modelling kafka_version (a lab version: kforensics' --kafka-version
+    gets its release); returns where each JSON went and how each command ended.  ZooKeeper-mode evidence (a
+    zookeeper/ dir, no controller) has no metadata log: the replay runs on the brokers' dirs alone, as
+    kforensics does for ZooKeeper-era clusters."""
     out_dir.mkdir(parents=True, exist_ok=True)
     kf = kforensics_argv()
-    res = {"scan": {}, "kforensics": " ".join(kf), "kafka_version_flag": kafka_version}
+    kafka_version = release(kafka_version)
+    zk = (evidence / node_name(ZOOKEEPER)).exists() and not (evidence / node_name(CONTROLLER)).exists()
+    res = {"scan": {}, "kforensics": " ".join(kf), "kafka_version_flag": kafka_version, "zookeeper_mode": zk}
     meta = evidence / node_name(CONTROLLER) / "__cluster_metadata-0"
-    jobs = {
-        "replay": (
-            kf
-            + [
-                "replay",
-                *[str(evidence / node_name(b)) for b in BROKERS],
-                "--metadata",
-                str(meta),
-                "--format",
-                "json",
-                "--kafka-version",
-                kafka_version,
-            ],
-            out_dir / "replay.json",
-        )
-    }
+    replay = ["replay", *[str(evidence / node_name(b)) for b in BROKERS]]
+    replay += [] if zk else ["--metadata", str(meta)]
+    replay += ["--format", "json", "--kafka-version", kafka_version]
+    jobs = {"replay": (kf + replay, out_dir / "replay.json")}
     for b in BROKERS:
         jobs[b] = (
             kf

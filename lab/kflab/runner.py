@@ -47,10 +47,10 @@ def read_only(root: Path) -> None:
 
 
 def freeze_evidence(c: cl.Cluster, run_dir: Path) -> Path:
-    """kill -9 everything, copy every data dir (brokers and the controller) to run_dir/evidence."""
+    """kill -9 everything, copy every data dir (brokers, and the controller or ZooKeeper) to run_dir/evidence."""
     c.kill_all()
     ev = run_dir / "evidence"
-    for node in (cl.CONTROLLER,) + cl.BROKERS:
+    for node in c.nodes:
         cl.copy_tree(c.data_dir(node), ev / cl.node_name(node))
     read_only(ev)
     return ev
