@@ -122,7 +122,7 @@ class SummaryBuilder:
 
     def __init__(self, chunk_offsets: int = CHUNK_OFFSETS) -> None:
         self.chunk_offsets = chunk_offsets
-        self._hashers: dict[int, object] = {}
+        self._hashers: dict[int, hashlib.blake2b] = {}
         self._order: list[int] = []
         self.first_damaged: int | None = None
         self.has_legacy = False
@@ -140,7 +140,7 @@ class SummaryBuilder:
         if not len(rows):
             return
         if self.marks is not None:
-            self._mark(rows)
+            self._mark(self.marks, rows)
         seg = rows[:, _SEG]
         if self.segments_in_order and ((self._last_segment is not None and int(seg[0]) < self._last_segment)
                                        or bool(np.any(seg[1:] < seg[:-1]))):
@@ -164,21 +164,21 @@ class SummaryBuilder:
                 self.first_damaged = int(base[bad[0]])
         self.has_legacy = self.has_legacy or bool((rows[:, _MAGIC] < 2).any())
 
-    def _mark(self, rows: np.ndarray) -> None:
-        """Extend the marks by ``rows`` (or drop them: rows out of order, or too many changes)."""
-        m = self.marks
+    def _mark(self, m: Marks, rows: np.ndarray) -> None:
+        """Extend the marks ``m`` by ``rows`` (or drop them: rows out of order, or too many changes)."""
         base, last, ep = rows[:, _BASE], rows[:, _LAST], rows[:, _EPOCH]
         if not _in_order(base, last, self._last_row):
             self.marks = None  # elide windows no log whose bases go back (and it searches the last offsets)
             return
         trans, key = epoch_transitions(ep, base, rows[:, _MAGIC], self._key)
-        starts = np.flatnonzero(np.concatenate(([not m.runs or int(ep[0]) != m.runs[-1][2]], ep[1:] != ep[:-1])))
-        seg_starts, until = self._segment_starts(rows, trans)
+        starts = np.flatnonzero(np.concatenate((np.array([not m.runs or int(ep[0]) != m.runs[-1][2]]),
+                                                ep[1:] != ep[:-1])))
+        seg_starts, until = self._segment_starts(m, rows, trans)
         if len(m.transitions) + len(trans) > PREFIX_CAP or len(m.runs) + len(starts) > PREFIX_CAP or (
                 len(seg_starts) > PREFIX_CAP):
             self.marks = None  # about as many changes as batches: the prefix is read from the batches
             return
-        self._add_marks(base, last, trans, starts)
+        self._add_marks(m, base, last, trans, starts)
         _add_runs(m.runs, base, last, ep, starts)
         new = seg_starts[len(m.starts):]
         m.start_rows += (np.searchsorted(base, [b for _, _, b, _, _ in new]) + m.rows).tolist()
@@ -187,11 +187,11 @@ class SummaryBuilder:
         m.rows += len(rows)
         self._key, self._last_row = key, (int(base[-1]), int(last[-1]))
 
-    def _segment_starts(self, rows: np.ndarray, trans: list[tuple[int, int, int]]
+    @staticmethod
+    def _segment_starts(m: Marks, rows: np.ndarray, trans: list[tuple[int, int, int]]
                         ) -> tuple[list[tuple[int, int, int, int, int]], int | None]:
         """The segment starts (:attr:`Marks.starts`) and :attr:`Marks.starts_until` once ``rows`` (in order; ``trans``
-        their transitions) are added: the starts up to the first row whose segment index goes back."""
-        m = self.marks
+        their transitions) are added to ``m``: the starts up to the first row whose segment index goes back."""
         if m.starts_until is not None:
             return m.starts, m.starts_until
         seg = rows[:, _SEG]
@@ -199,14 +199,15 @@ class SummaryBuilder:
         back = np.flatnonzero(np.concatenate(([last is not None and int(seg[0]) < last], seg[1:] < seg[:-1])))
         k = int(back[0]) if len(back) else len(rows)
         starts = segment_starts(rows[:k], trans, len(m.transitions), m.starts)
+        if starts is None:  # None only where a segment index goes back, and rows[:k] stop before the first such
+            raise AssertionError("segment starts lost before the first segment that goes back")
         return starts, (m.rows + k if len(back) else None)
 
-    def _add_marks(self, base: np.ndarray, last: np.ndarray, trans: list[tuple[int, int, int]],
+    def _add_marks(self, m: Marks, base: np.ndarray, last: np.ndarray, trans: list[tuple[int, int, int]],
                    starts: np.ndarray) -> None:
-        """A mark after the last of these rows in each range their last offsets end in (``trans``: the
+        """A mark in ``m`` after the last of these rows in each range their last offsets end in (``trans``: the
         transitions they add, ``starts``: the rows starting a run); the mark of a range they continue is
         replaced."""
-        m = self.marks
         q = np.floor_divide(last, self.chunk_offsets)
         ends = np.flatnonzero(np.concatenate((q[1:] != q[:-1], [True])))  # the last row of each range
         if m.chunks and m.chunks[-1] == int(q[0]):
