@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..errors import InternalError
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import NO_KEY, epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion
+from ..errors import InternalError
 from ..recovery.plan import RecoveryPlan
 
 #: ``segment`` values of batches on no segment of this replica: written during the replay, or fetched copies
@@ -229,6 +230,7 @@ class Replica:
     topic_id: str | None = None  # from partition.metadata
     notes: list[str] = field(default_factory=list)
     prefix: Prefix | None = None
+    tiered: Any = None  # a tiered log (kforensics.tiered.tier_state.TieredReplica); set by the replay's inputs
 
     @property
     def window_start(self) -> int:
@@ -301,7 +303,9 @@ def elide(r: Replica, floor: int) -> Replica:
     head = BatchLog(log.data[:keep_from])
     rows, key = epoch_transitions(head.col("partition_leader_epoch"), head.col("base_offset"), head.col("magic"),
                                   r.prefix.last_key if r.prefix is not None else NO_KEY)
-    end = head.end_offset if len(head) else r.window_start
+    end = head.end_offset  # None when no batch lies below the floor
+    if end is None:
+        end = r.window_start
     runs = list(r.prefix.runs) if r.prefix is not None else []
     for run in head.runs():
         runs[-1:] = [(runs[-1][0], run[1], run[2])] if runs and runs[-1][2] == run[2] else runs[-1:] + [run]

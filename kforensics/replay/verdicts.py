@@ -5,6 +5,7 @@ Codes come from the catalogue (:data:`kforensics.catalogue.VERDICTS`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,7 +66,7 @@ def offset_ranges(base: np.ndarray, last: np.ndarray, limit: int = MAX_LISTED) -
     return [(int(a), int(b)) for a, b in zip(base[starts].tolist(), last[ends].tolist())]
 
 
-def verdict_over(code: str, batches: BatchLog, *, cause: str, detail: str, extra: list[tuple[int, int]] = (),
+def verdict_over(code: str, batches: BatchLog, *, cause: str, detail: str, extra: Sequence[tuple[int, int]] = (),
                  **facts) -> Verdict:
     """A verdict covering ``batches``: their offset ranges, record count, bytes and producers.
 
