@@ -28,6 +28,7 @@ from kforensics.spark.inputs import Snapshot
 from kforensics.spark.job import run
 from kforensics.spark.tables import read_pandas
 from tests.conftest import REALDATA, ROOT, file_tree
+from tests.kraft.election_histories import write_history
 
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 UNCLEAN = SCENARIOS / "unclean-leader-election"
@@ -140,6 +141,10 @@ ELECTIONS = [p for p in sorted((ROOT / "fixtures" / "elections").glob("election-
              if "alive" not in json.loads((p / "scenario.json").read_text())]
 
 
+#: random election histories (tests/kraft/election_histories.py) the two front ends must agree on
+RANDOM_SEEDS = range(12)
+
+
 def clusters(tmp: Path) -> dict[str, list[Path]]:
     """The clusters compared: combined KRaft nodes, a damaged broker alone, a healthy scenario, and the real 3-broker
     KRaft cluster when ../shared is there."""
@@ -147,6 +152,9 @@ def clusters(tmp: Path) -> dict[str, list[Path]]:
            "healthy": sorted(HEALTHY.glob("broker-*"))}
     for e in ELECTIONS:
         out[e.name] = _combined(tmp, e, e.name)
+    for seed in RANDOM_SEEDS:  # random registrations, configs, markers and logs: the same leader, how and verdicts
+        h = write_history(tmp / "random", f"random-{seed}", seed)
+        out[f"random-{seed}"] = _combined(tmp, h, f"random-{seed}")
     if all(d.exists() for d in HIAGE):
         out["hiage"] = HIAGE
     return out
