@@ -9,6 +9,7 @@ groups.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -21,7 +22,7 @@ from .schemas import SCHEMA_VERSION, SCHEMAS, table
 ROWS = 1 << 13
 
 
-def write_committed_offsets(committed: CommittedOffsets | None, path: str, context: dict[str, Any] | None = None,
+def write_committed_offsets(committed: CommittedOffsets | None, path: str, context: Mapping[str, Any] | None = None,
                             *, filesystem: Any = None, rows: int = ROWS) -> None:
     """Write ``committed`` (None: no rows) to ``path``, one row group per ``rows`` offsets.
 

@@ -6,7 +6,7 @@ are JSON lists of ``[first, last]``, as in the ``verdicts`` table's ``offsets``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -22,7 +22,7 @@ from .schemas import SCHEMAS as SCHEMAS
 from .schemas import table as table
 
 
-def _context(context: dict[str, Any] | None) -> dict[str, Any]:
+def _context(context: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: (context or {}).get(k) for k, _ in CONTEXT}
 
 
@@ -52,7 +52,7 @@ def consumer_impact_table(impacts: list[ConsumerImpact], cluster: str | None = N
 
 
 # ---------------------------------------------------------------------------- transactions
-def transaction_rows(pt: PartitionTransactions, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def transaction_rows(pt: PartitionTransactions, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Rows of one partition's transactions: open ones, then each listed marker."""
     ctx = _context(context)
     if pt.broker_id is not None and ctx.get("broker_id") is None:
@@ -77,7 +77,7 @@ def transaction_rows(pt: PartitionTransactions, context: dict[str, Any] | None =
     return rows
 
 
-def reopened_rows(after: TransactionsAfterReplay, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def reopened_rows(after: TransactionsAfterReplay, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Rows of the transactions a replay reopens (on the new leader, with the lost marker's place)."""
     ctx = {**_context(context), "broker_id": after.leader}
     lso = after.leader_transactions.last_stable_offset if after.leader_transactions is not None else None
@@ -91,14 +91,14 @@ def reopened_rows(after: TransactionsAfterReplay, context: dict[str, Any] | None
 
 
 def transactions_table(partitions: Sequence[PartitionTransactions] = (), after: Sequence[TransactionsAfterReplay] = (),
-                       context: dict[str, Any] | None = None) -> pa.Table:
+                       context: Mapping[str, Any] | None = None) -> pa.Table:
     rows = [row for pt in partitions for row in transaction_rows(pt, context)]
     rows += [row for a in after for row in reopened_rows(a, context)]
     return table("transactions", rows)
 
 
 # ---------------------------------------------------------------------------- committed offsets
-def committed_offset_rows(co: CommittedOffsets, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def committed_offset_rows(co: CommittedOffsets, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     ctx = _context(context)
     return [{**ctx, "broker_id": ctx.get("broker_id") if ctx.get("broker_id") is not None else c.broker_id,
              "group": c.group, "topic": c.topic, "partition": c.partition, "offset": c.offset,
@@ -108,5 +108,5 @@ def committed_offset_rows(co: CommittedOffsets, context: dict[str, Any] | None =
              "position": c.position, "copies": [b for b in c.copies if b is not None]} for c in co.offsets]
 
 
-def committed_offsets_table(co: CommittedOffsets, context: dict[str, Any] | None = None) -> pa.Table:
+def committed_offsets_table(co: CommittedOffsets, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("committed_offsets", committed_offset_rows(co, context))

@@ -4,6 +4,7 @@ path)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,7 @@ def divergence_table(rows: list[dict[str, Any]]) -> pa.Table:
     return table("divergence", rows)
 
 
-def findings_rows_table(findings: list[Finding], context: dict[str, Any]) -> pa.Table:
+def findings_rows_table(findings: list[Finding], context: Mapping[str, Any]) -> pa.Table:
     """Findings as rows of the ``findings`` table, all with one snapshot context (the same rows ``scan`` writes)."""
     return findings_table(ScanReport(BrokerIdentity(), [], list(findings), []), context)
 

@@ -12,7 +12,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,14 +37,14 @@ ROW_GROUP = 1 << 15
 _RowGroup = tuple[list[tuple[np.ndarray, tuple[Any, ...]]], int]
 
 
-def context_of(report: ScanReport, context: dict[str, Any] | None) -> dict[str, Any]:
+def context_of(report: ScanReport, context: Mapping[str, Any] | None) -> dict[str, Any]:
     c = {"snapshot_id": None, "snapshot_time": None, "cluster": report.broker.cluster_id,
          "broker_id": report.broker.node_id}
     c.update(context or {})
     return c
 
 
-def partitions_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
@@ -67,21 +67,21 @@ def partitions_rows(report: ScanReport, context: dict[str, Any] | None = None) -
     return rows
 
 
-def partitions_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def partitions_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("partitions", partitions_rows(report, context))
 
 
-def segments_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     return [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
             for p in report.partitions for s in p.segments]
 
 
-def segments_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def segments_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("segments", segments_rows(report, context))
 
 
-def epochs_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def epochs_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
     for p in report.partitions:
@@ -91,11 +91,11 @@ def epochs_rows(report: ScanReport, context: dict[str, Any] | None = None) -> li
     return rows
 
 
-def epochs_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def epochs_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("epochs", epochs_rows(report, context))
 
 
-def findings_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def findings_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = [{**c, "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity), "file": f.file,
              "position": f.position, "line": f.line, "message": f.message, "facts": dumps(f.facts)}
@@ -103,30 +103,30 @@ def findings_rows(report: ScanReport, context: dict[str, Any] | None = None) -> 
     return rows
 
 
-def findings_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def findings_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("findings", findings_rows(report, context))
 
 
-def files_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     return [{**c, **to_jsonable(f)} for f in report.files]
 
 
-def files_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def files_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("files", files_rows(report, context))
 
 
-def checkpoints_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def checkpoints_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every entry of the root offset checkpoints (HW, recovery point, log start, cleaner offset)."""
     c = context_of(report, context)
     return [{**c, **to_jsonable(e)} for e in report.checkpoints]
 
 
-def checkpoints_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def checkpoints_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("checkpoints", checkpoints_rows(report, context))
 
 
-def transactions_rows(report: ScanReport, context: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def transactions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every partition's transactions as its log shows them: open ones (hanging or not), then its listed markers."""
     from .impact_tables import transaction_rows
 
@@ -135,12 +135,12 @@ def transactions_rows(report: ScanReport, context: dict[str, Any] | None = None)
             for row in transaction_rows(p.transactions, c)]
 
 
-def transactions_table(report: ScanReport, context: dict[str, Any] | None = None) -> pa.Table:
+def transactions_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
     return table("transactions", transactions_rows(report, context))
 
 
 def committed_offsets_table(committed: CommittedOffsets | None, report: ScanReport,
-                            context: dict[str, Any] | None = None) -> pa.Table:
+                            context: Mapping[str, Any] | None = None) -> pa.Table:
     """The committed offsets read from the ``__consumer_offsets`` partitions of the scanned log dirs (a
     :class:`~kforensics.consumers.committed_offsets.CommittedOffsets`; None: an empty table)."""
     from .impact_tables import committed_offset_rows
@@ -253,7 +253,7 @@ class BatchesWriter:
     Not thread-safe: call it (and :meth:`close`) from one thread, the scan's; the writer thread is its own.
     """
 
-    def __init__(self, path: str, context: dict[str, Any] | None = None, filesystem: Any = None, *,
+    def __init__(self, path: str, context: Mapping[str, Any] | None = None, filesystem: Any = None, *,
                  row_group: int | None = None) -> None:
         self.path = path
         self.context = {"snapshot_id": None, "snapshot_time": None, "cluster": None, "broker_id": None,
@@ -434,7 +434,7 @@ class ScanParquet:
     table is never half-written under its final name.
     """
 
-    def __init__(self, out_dir: str | Path, context: dict[str, Any] | None = None) -> None:
+    def __init__(self, out_dir: str | Path, context: Mapping[str, Any] | None = None) -> None:
         self.out = Path(out_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.context = context
@@ -445,7 +445,7 @@ class ScanParquet:
         self.batches.close()
         os.replace(self.out / ".batches.parquet.tmp", self.out / "batches.parquet")
         written = {"batches": str(self.out / "batches.parquet")}
-        def later(make: Callable[[ScanReport, dict[str, Any] | None], pa.Table]) -> Callable[[], pa.Table]:
+        def later(make: Callable[[ScanReport, Mapping[str, Any] | None], pa.Table]) -> Callable[[], pa.Table]:
             return lambda: make(report, self.context)
 
         tables = {name: later(make) for name, make in REPORT_TABLES.items()}
