@@ -63,15 +63,20 @@ def _campaign(args) -> int:
 
 def _recompare(args) -> int:
     from .compare import compare
-    from .predict import predict
+    from .predict import kforensics_argv, predict, run_spark
 
     for d in args.run_dirs:
         d = Path(d)
         r = json.loads((d / "result.json").read_text())
-        if args.reuse and "predictions" not in r or "outcome" not in r:
+        if (args.reuse or args.spark) and "predictions" not in r or "outcome" not in r:
             print(f"{d.name}: skipped ({r.get('status')}: nothing to compare)")
             continue
-        if not args.reuse:
+        if args.spark:  # the spark front end on the kept evidence, beside the kept replay
+            p = r["predictions"]
+            meta = None if p.get("zookeeper_mode") else d / "evidence" / "controller-100" / "__cluster_metadata-0"
+            ev, flag = d / "evidence", p.get("kafka_version_flag", "latest")
+            p["spark"] = run_spark(kforensics_argv(), ev, d / "predictions", flag, meta, 900)
+        elif not args.reuse:
             flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
             r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag)
         r["comparison"] = compare(d, r)
@@ -118,6 +123,9 @@ def main(argv=None) -> int:
     rc = sub.add_parser("recompare")
     rc.add_argument("run_dirs", nargs="+")
     rc.add_argument("--reuse", action="store_true", help="keep the predictions, only compare again")
+    rc.add_argument(
+        "--spark", action="store_true", help="keep the predictions, add the spark front end's, compare again"
+    )
     rc.add_argument(
         "--same-flag",
         action="store_true",

@@ -129,8 +129,9 @@ def nodes(version: str) -> tuple[int, ...]:
 class Cluster:
     """Processes of one cluster, their configs under run_dir/conf, data under data_root, logs under run_dir/logs."""
 
-    def __init__(self, run_dir: Path, version: str, data_root: Path, tag: str = "live"):
+    def __init__(self, run_dir: Path, version: str, data_root: Path, tag: str = "live", net=None):
         self.run_dir, self.version, self.data_root, self.tag = Path(run_dir), version, Path(data_root), tag
+        self.net = net  # a netns.NetPlan: every node in its own network namespace; None: all on 127.0.0.1
         self.conf_dir = self.run_dir / "conf" / tag
         self.log_dir = self.run_dir / "logs" / tag
         self.procs: dict[int, procs.Proc] = {}
@@ -143,6 +144,9 @@ class Cluster:
     # -- configuration -------------------------------------------------------------------------
     def data_dir(self, node: int) -> Path:
         return self.data_root / node_name(node)
+
+    def addr(self, node: int) -> str:
+        return self.net.addr(node) if self.net else "127.0.0.1"
 
     def configure(self) -> None:
         """Pick free loopback ports and write every node's server.properties and logging config."""
@@ -160,7 +164,7 @@ class Cluster:
     def node_conf(self, node: int, data: Path) -> dict:
         if self.zk:
             return self.zk_node_conf(node, data)
-        voters = f"{CONTROLLER}@127.0.0.1:{self.ports.get(CONTROLLER, 9093)}"
+        voters = f"{CONTROLLER}@{self.addr(CONTROLLER)}:{self.ports.get(CONTROLLER, 9093)}"
         base = {
             "node.id": node,
             "controller.quorum.voters": voters,
@@ -172,7 +176,7 @@ class Cluster:
             return {
                 **base,
                 "process.roles": "controller",
-                "listeners": f"CONTROLLER://127.0.0.1:{port}",
+                "listeners": f"CONTROLLER://{self.addr(node)}:{port}",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
                 **CONTROLLER_CONF,
             }
@@ -180,8 +184,8 @@ class Cluster:
         return {
             **base,
             "process.roles": "broker",
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": f"PLAINTEXT://{self.addr(node)}:{port}",
+            "advertised.listeners": f"PLAINTEXT://{self.addr(node)}:{port}",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             **BROKER_CONF,
@@ -190,22 +194,27 @@ class Cluster:
     def zk_node_conf(self, node: int, data: Path) -> dict:
         """ZooKeeper mode: the ZooKeeper server's zoo.cfg, or a broker registered through zookeeper.connect."""
         if node == ZOOKEEPER:
-            return {"dataDir": str(data), "clientPort": self.ports.get(node, 2181), **ZK_CONF}
+            return {
+                "dataDir": str(data),
+                "clientPort": self.ports.get(node, 2181),
+                **ZK_CONF,
+                "clientPortAddress": self.addr(node),
+            }
         port = self.ports.get(node, 9092)
         return {
             "broker.id": node,
             "zookeeper.connect": self.zk_connect(),
             "log.dirs": str(data),
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": f"PLAINTEXT://{self.addr(node)}:{port}",
+            "advertised.listeners": f"PLAINTEXT://{self.addr(node)}:{port}",
             **ZK_BROKER_CONF,
         }
 
     def zk_connect(self) -> str:
-        return f"127.0.0.1:{self.ports.get(ZOOKEEPER, 2181)}"
+        return f"{self.addr(ZOOKEEPER)}:{self.ports.get(ZOOKEEPER, 2181)}"
 
     def bootstrap(self) -> str:
-        return ",".join(f"127.0.0.1:{self.ports[b]}" for b in BROKERS)
+        return ",".join(f"{self.addr(b)}:{self.ports[b]}" for b in BROKERS)
 
     # -- processes -----------------------------------------------------------------------------
     def java_argv(self, main: str, args: list[str]) -> list[str]:
@@ -221,7 +230,8 @@ class Cluster:
         conf = self.conf_dir / f"{node_name(node)}.properties"
         log = self.log_dir / f"{node_name(node)}.log"
         main = "org.apache.zookeeper.server.ZooKeeperServerMain" if node == ZOOKEEPER else "kafka.Kafka"
-        self.procs[node] = procs.spawn(node_name(node), self.java_argv(main, [str(conf)]), str(log), MAX_LIFE_S)
+        argv = (self.net.exec_prefix(node) if self.net else []) + self.java_argv(main, [str(conf)])
+        self.procs[node] = procs.spawn(node_name(node), argv, str(log), MAX_LIFE_S)
         self.started_at[node] = time.time()
 
     def start_all(self, brokers=BROKERS) -> None:
@@ -277,7 +287,7 @@ class Cluster:
         def up():
             if not self.alive(ZOOKEEPER):
                 raise RuntimeError("ZooKeeper exited at start")
-            with socket.create_connection(("127.0.0.1", self.ports[ZOOKEEPER]), timeout=1):
+            with socket.create_connection((self.addr(ZOOKEEPER), self.ports[ZOOKEEPER]), timeout=1):
                 return True
 
         procs.wait_for("ZooKeeper listening", up, timeout_s, 0.3)
@@ -371,12 +381,13 @@ def copy_tree(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "-a", "--sparse=always", str(src), str(dst)], check=True, timeout=120)
 
 
-def new_cluster(run_dir: Path, version: str) -> Cluster:
-    """A cluster whose data dirs are fresh copies of the formatted template, configured and not started."""
+def new_cluster(run_dir: Path, version: str, net=None) -> Cluster:
+    """A cluster whose data dirs are fresh copies of the formatted template, configured and not started
+    (in the network namespaces of net, a netns.NetPlan, when given)."""
     t = template(version)
     data = Path(run_dir) / "data"
     for node in nodes(version):
         copy_tree(t / node_name(node), data / node_name(node))
-    c = Cluster(run_dir, version, data)
+    c = Cluster(run_dir, version, data, net=net)
     c.configure()
     return c

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .cluster import BROKERS, node_name
-from .predict import load
+from .predict import load, replay_verdicts
 from .segments import partition_content
 
 TOPICS = ["orders", "events", "payments"]
@@ -210,8 +210,30 @@ def compare(run_dir: Path, result: dict) -> dict:
         if p.get("topic") in TOPICS:
             checks += partition_checks(p, outcome, before, after)
     checks += group_checks(replay, outcome)
+    checks += spark_checks(replay, preds.get("spark"))
     checks.append(_check("converged", None, None, None, _predicted_converges(replay), bool(outcome.get("converged"))))
     return {"checks": checks}
+
+
+def spark_checks(replay: dict, spark_rec: dict | None) -> list[dict]:
+    """The spark front end against replay on the same evidence (not Kafka: the two must agree, and a
+    difference is a kforensics bug): per replica of the lab's topics, leader, epoch, verdict codes and log
+    end after the restart.  None when Spark was not run; one failed check when it ran and gave no table."""
+    if not spark_rec:
+        return []
+    spark = load(spark_rec)
+    if spark is None:
+        return [
+            _check("spark_vs_replay", None, None, None, "replay", "no spark verdicts", error=spark_rec.get("error"))
+        ]
+    mine = replay_verdicts(replay)
+    out = []
+    for key in sorted(set(mine) | set(spark)):
+        tp, _, b = key.partition("/")
+        topic, _, part = tp.rpartition("-")
+        if topic in TOPICS:
+            out.append(_check("spark_vs_replay", topic, int(part), int(b), mine.get(key), spark.get(key)))
+    return out
 
 
 def _predicted_converges(replay: dict) -> bool:

@@ -5,13 +5,17 @@ The story records what was done, to whom and when, so a disagreement can be read
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
+import sys
 import time
 from pathlib import Path
 
+from . import netns, procs
 from .cluster import BROKERS, Cluster, copy_tree
+from .jars import LAB
 from .procs import Timeout
 from .segments import read_segment
 from .workload import TopicSpec, Workload
@@ -187,6 +191,58 @@ def controller_kill(c: Cluster, w: Workload, rng: random.Random, story: dict) ->
     w.produce("orders", "all", rng.randint(0, 10))
 
 
+def _ns_producer(c: Cluster, broker: int, topic: str, part: int, run_id: str) -> tuple[procs.Proc, Path, Path]:
+    """Start the acks=1 producer inside the broker's namespace, writing to topic-part through that broker."""
+    assert c.net is not None
+    out, stop = c.run_dir / "netproducer.json", c.run_dir / "netproducer.stop"
+    argv = c.net.exec_prefix(broker) + [
+        sys.executable,
+        "-m",
+        "kflab.netproducer",
+        f"{c.addr(broker)}:{c.ports[broker]}",
+        topic,
+        str(part),
+        run_id,
+        str(out),
+        str(stop),
+    ]
+    p = procs.spawn("netproducer", argv, str(c.log_dir / "netproducer.log"), 300, cwd=str(LAB))
+    return p, out, stop
+
+
+def network_partition(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(h) the leader of events-0 cut off from the other brokers and the controller (its network namespace
+    leaves the bridge) while an acks=1 producer on its side of the split keeps writing to it; a new leader is
+    elected on the other side and takes acks=1 writes; the partition heals; the producer stops a seeded
+    while later (0 s: the evidence may be frozen before the old leader has truncated)."""
+    if c.net is None:
+        raise netns.Unavailable("the network-partition incident needs the cluster in network namespaces")
+    topic, part = "events", 0
+    leader = w.state(topic)[part]["leader"]
+    p, out, stop = _ns_producer(c, leader, topic, part, w.run_id)
+    time.sleep(rng.uniform(1, 3))
+    c.net.partition(leader)
+    _note(story, "leader partitioned (its acks=1 producer on its side)", broker=leader, subnet=c.net.subnet)
+    try:
+        new = w.wait_leader_not(topic, part, leader, 60)
+        _note(story, "new leader on the other side", **new)
+        w.produce(topic, "one", rng.randint(3, 20), partition=part)
+        time.sleep(rng.uniform(0, 3))
+    finally:
+        c.net.heal(leader)
+        _note(story, "partition healed", broker=leader)
+    time.sleep(rng.choice([0.0, rng.uniform(2, 10)]))
+    stop.write_text("stop\n")
+    try:
+        p.popen.wait(timeout=40)
+    except Exception:  # noqa: BLE001 - a producer that does not stop is killed; what it logged is lost
+        p.kill()
+    acks = json.loads(out.read_text()) if out.exists() else {"acked": {}, "failed": {}}
+    w.log.acked.update({k: tuple(v) for k, v in acks["acked"].items()})
+    w.log.failed.update(acks["failed"])
+    _note(story, "namespace producer stopped", acked=len(acks["acked"]), failed=len(acks["failed"]))
+
+
 INCIDENTS = {
     "leader-crash": leader_crash,
     "unclean-election": unclean_election,
@@ -195,7 +251,9 @@ INCIDENTS = {
     "follower-freeze": follower_freeze,
     "crc-flip": crc_flip,
     "controller-kill": controller_kill,
+    "network-partition": network_partition,
 }
+NEEDS_NETNS = {"network-partition"}  # staged on a cluster whose nodes each have a network namespace
 TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN]}
 
 

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .cluster import BROKERS, CONTROLLER, ZOOKEEPER, node_name
-from .jars import release
+from .jars import JDK17, release
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,12 +67,16 @@ def _run(argv: list[str], out: Path, timeout_s: int) -> dict:
     return rec
 
 
-def predict(evidence: Path, out_dir: Path, kafka_version: str = "latest", timeout_s: int = 300) -> dict:
+def predict(
+    evidence: Path, out_dir: Path, kafka_version: str = "latest", timeout_s: int = 300, spark: bool | None = None
+) -> dict:
     """Scan every broker and replay all, modelling kafka_version (a lab version: kforensics' --kafka-version
     gets its release); returns where each JSON went and how each command ended.  ZooKeeper-mode evidence (a
     zookeeper/ dir, no controller) has no metadata log: the replay runs on the brokers' dirs alone, as
-    kforensics does for ZooKeeper-era clusters."""
+    kforensics does for ZooKeeper-era clusters.  spark (default: when $KFLAB_SPARK is 1): the spark front
+    end's verdicts too (minutes of a 2-core machine per run: ``kflab recompare --spark`` adds them later)."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    spark = os.environ.get("KFLAB_SPARK", "0") == "1" if spark is None else spark
     kf = kforensics_argv()
     kafka_version = release(kafka_version)
     zk = (evidence / node_name(ZOOKEEPER)).exists() and not (evidence / node_name(CONTROLLER)).exists()
@@ -101,8 +105,72 @@ def predict(evidence: Path, out_dir: Path, kafka_version: str = "latest", timeou
         done = {k: ex.submit(_run, argv, out, timeout_s) for k, (argv, out) in jobs.items()}
     res["replay"] = done.pop("replay").result()
     res["scan"] = {b: f.result() for b, f in done.items()}
+    if spark:  # after the others: Spark's JVM alone is as heavy as all of them
+        res["spark"] = run_spark(kf, evidence, out_dir, kafka_version, None if zk else meta, timeout_s * 2)
     (out_dir / "commands.json").write_text(json.dumps(res, indent=1))
     return res
+
+
+def run_spark(kf: list[str], evidence: Path, out_dir: Path, kafka_version: str, meta: Path | None, timeout_s: int):
+    """``kforensics spark`` over the same broker dirs (local[1], the verdicts table only); its verdicts are
+    saved as spark-verdicts.json, keyed like the replay's replicas, for the comparison with the replay."""
+    tables = out_dir / "spark"
+    argv = kf + ["spark", *[str(evidence / node_name(b)) for b in BROKERS], "--out", str(tables), "--overwrite"]
+    argv += ["--master", "local[1]", "--tables", "verdicts", "--format", "json", "--kafka-version", kafka_version]
+    argv += ["--metadata", str(meta)] if meta else []
+    env = dict(os.environ)
+    if Path(JDK17, "bin", "java").exists():  # Spark runs on 17; the lab may be running Kafka on another Java
+        env["JAVA_HOME"] = JDK17
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False, env=env)
+    except subprocess.TimeoutExpired:
+        return {"argv": argv, "error": f"timed out after {timeout_s}s"}
+    rec = {"argv": argv, "exit": r.returncode}
+    if r.returncode not in (0, 1) or not (tables / "verdicts").exists():
+        rec["error"] = (r.stderr or r.stdout)[-2000:]
+        return rec
+    out = out_dir / "spark-verdicts.json"
+    out.write_text(json.dumps(spark_verdicts(tables / "verdicts"), indent=1))
+    rec["json"] = str(out)
+    return rec
+
+
+def spark_verdicts(table: Path) -> dict:
+    """'topic-partition/broker' -> {leader, leader_epoch, verdicts (codes, sorted), log_end_offset_after}
+    from Spark's verdicts table (one row per replica and verdict)."""
+    import pyarrow.parquet as pq
+
+    rows = []
+    for f in sorted(table.rglob("*.parquet")):  # hive-style dirs (cluster=/topic=): the file's own columns
+        rows += pq.ParquetFile(f).read().to_pylist()
+    out: dict = {}
+    for r in rows:
+        k = f"{r['topic']}-{r['partition']}/{r['broker_id']}"
+        e = out.setdefault(
+            k,
+            {
+                "leader": r["leader"],
+                "leader_epoch": r["leader_epoch"],
+                "verdicts": [],
+                "log_end_offset_after": r["log_end_offset_after"],
+            },
+        )
+        e["verdicts"] = sorted(e["verdicts"] + [r["verdict"]])
+    return out
+
+
+def replay_verdicts(replay: dict) -> dict:
+    """The replay's JSON in spark_verdicts' shape (the same facts, for the comparison of the two front ends)."""
+    out = {}
+    for p in replay.get("partitions") or []:
+        for r in p.get("replicas") or []:
+            out[f"{p['topic']}-{p['partition']}/{r['broker_id']}"] = {
+                "leader": p.get("leader"),
+                "leader_epoch": p.get("leader_epoch"),
+                "verdicts": sorted(v["code"] for v in r.get("verdicts") or []),
+                "log_end_offset_after": r.get("log_end_offset_after"),
+            }
+    return out
 
 
 def load(rec: dict) -> dict | None:

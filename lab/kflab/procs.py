@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _LIVE: dict[int, Proc] = {}
+_CLEANUPS: list[Callable[[], None]] = []  # run after the processes are killed (network namespaces)
 _LOCK = threading.Lock()
 _HANDLERS_SET = False
 
@@ -81,11 +82,24 @@ def _forget(p: Proc) -> None:
 
 
 def kill_all() -> None:
-    """Kill every live child group; safe to call many times."""
+    """Kill every live child group, then run the registered clean-ups (once each); safe to call many times."""
     with _LOCK:
         procs = list(_LIVE.values())
     for p in procs:
         p.kill(wait_s=5.0)
+    while _CLEANUPS:
+        fn = _CLEANUPS.pop()
+        try:
+            fn()
+        except Exception:  # noqa: BLE001, S110 - one failed clean-up must not stop the others
+            pass
+
+
+def on_cleanup(fn: Callable[[], None]) -> None:
+    """Run fn at the next kill_all (every exit path: atexit, signals, the end of each run)."""
+    install_handlers()
+    with _LOCK:
+        _CLEANUPS.append(fn)
 
 
 def _on_signal(signum, _frame):

@@ -9,7 +9,8 @@ import traceback
 from pathlib import Path
 
 from . import cluster as cl
-from .incidents import INCIDENTS, topics_for
+from . import netns
+from .incidents import INCIDENTS, NEEDS_NETNS, topics_for
 from .observe import elections, observe
 from .predict import predict
 from .procs import wait_for
@@ -62,7 +63,10 @@ def stage(run_dir: Path, version: str, scenario: str, seed: int) -> dict:
     run_id = f"r{seed}{scenario[:3]}{int(time.time()) % 100000}"
     story = {"scenario": scenario, "seed": seed, "version": version, "run_id": run_id, "steps": []}
     t0 = time.monotonic()
-    c = cl.new_cluster(run_dir, version)
+    net = netns.make_plan(cl.nodes(version), rng) if scenario in NEEDS_NETNS else None
+    if net:
+        story["netns"] = {"subnet": net.subnet, "addresses": {n: net.addr(n) for n in net.nodes}}
+    c = cl.new_cluster(run_dir, version, net=net)
     try:
         c.start_all()
         w = Workload(c.bootstrap(), run_id)
@@ -112,6 +116,9 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
         result["outcome"] = observe(run_dir, version, LAB_TOPICS, order=order)
         result["comparison"] = compare(run_dir, result)
         result["status"] = "compared"
+    except netns.Unavailable as e:  # an incident this machine cannot stage: skipped, with the reason
+        result["status"] = "skipped"
+        result["error"] = f"network namespaces unavailable: {e}"
     except Exception as e:  # noqa: BLE001 - any stage failing is a recorded outcome of the run
         result["status"] = "harness-error"
         result["error"] = f"{type(e).__name__}: {e}"
