@@ -460,6 +460,28 @@ _("NO_LEADER", HIGH, "the controller elects no leader at the restart: no replica
 _("COMMITTED_NOT_HELD", CRITICAL, "offsets below the committed bound (a checkpointed high watermark) that no "
   "replica holds on disk: committed, then lost before the evidence was taken (unflushed, or files missing)",
   "the leader serves from its log end: consumers past it reset, and the committed records are gone everywhere")
+_("REMOTE_SEGMENTS_UNREACHABLE", HIGH, "copied remote segments (tiered storage) outside the new leader's epoch "
+  "lineage: their records are never served again although their bytes stay in remote storage until cleanup",
+  "RemoteLogManager.isRemoteSegmentWithinLeaderEpochs excludes them from reads and retention; the cleanup of "
+  "3.6.0-4.1.0 deletes one only when all its epochs are below the leader's earliest (else it stays unreferenced)")
+
+
+# ----------------------------------------------------------------------------- tiered storage (KIP-405)
+_ = _area("tiered storage (__remote_log_metadata)")
+_("REMOTE_LOCAL_GAP", HIGH, "offsets of a tiered partition above its log start and below its local log start that "
+  "no copied remote segment holds",
+  "a fetch there (consumer or follower) finds no remote segment: consumers get an error, a follower below the "
+  "leader's local log start cannot build its state from remote storage and retries for ever")
+_("REMOTE_SEGMENT_COPYING", INFO, "__remote_log_metadata leaves a remote segment in COPY_SEGMENT_STARTED",
+  "not served until COPY_SEGMENT_FINISHED; a copy that never finishes is left for the cleanup", healthy=True)
+_("REMOTE_SEGMENT_DELETING", LOW, "__remote_log_metadata leaves a remote segment in DELETE_SEGMENT_STARTED",
+  "no longer served; the leader's cleanup retries the deletion (4.0+) or leaves it", healthy=True)
+_("REMOTE_METADATA_NOT_APPLIED", MEDIUM, "a __remote_log_metadata record RemoteLogMetadataCache does not apply (an "
+  "update of an unknown segment, a state transition it refuses, a snapshot record in the topic)",
+  "the cache drops the record (or the consumer task logs an error) and keeps the segment's earlier state")
+_("TIERED_METADATA_ABSENT", LOW, "a tiered partition's local log starts above its log start and no "
+  "__remote_log_metadata is in the evidence: its remote coverage cannot be checked",
+  "-: the metadata lives in __remote_log_metadata partitions, on the brokers that host them", healthy=True)
 
 
 def _index(kind: str) -> dict[str, CodeInfo]:

@@ -29,7 +29,8 @@ from .catalogue import CATALOGUE, VERDICTS
 #: verdicts whose offsets are records this replica loses, discards or forks
 LOSS: tuple[str, ...] = ("LOSS_COMMITTED", "POSSIBLY_COMMITTED", "DISCARD_UNCOMMITTED", "FORK", "LOST_TO_RECOVERY")
 #: verdicts whose offsets are records the elected leader lacks (lost to the partition when it has any)
-ELECTION: tuple[str, ...] = ("LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "COMMITTED_NOT_HELD")
+ELECTION: tuple[str, ...] = ("LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "COMMITTED_NOT_HELD",
+                             "REMOTE_SEGMENTS_UNREACHABLE")
 #: verdicts whose offsets hold records the new leader does not serve: consumers and transactions may notice
 IMPACT: tuple[str, ...] = LOSS + ELECTION
 #: verdicts that make ``replay`` exit 1: records that were (or may have been) committed are gone or forked, the
@@ -37,6 +38,8 @@ IMPACT: tuple[str, ...] = LOSS + ELECTION
 FAILS_REPLAY: frozenset[str] = frozenset({
     "LOSS_COMMITTED", "FORK", "UNCLEAN_ELECTION", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
     "LEADER_LACKS_COMMITTED", "NOT_CONVERGING", "LOG_LOAD_FAILS", "COMMITTED_NOT_HELD",
+    # records copied to remote storage outside the new leader's lineage: never served again
+    "REMOTE_SEGMENTS_UNREACHABLE",
     # nobody leads: the partition is unavailable until an operator acts (nothing is lost yet)
     "NO_LEADER",
     # a replica whose evidence could not be read: exit 0 would tell the operator every replica is fine, and
@@ -53,7 +56,8 @@ FAILING_FINDINGS: frozenset[str] = frozenset({
     "TXN_HANGING", "TXN_COORDINATOR_DISAGREES"})
 #: verdicts from harmless to worst
 ORDER: tuple[str, ...] = ("OK", "NO_EPOCHS", "DISCARD_UNCOMMITTED", "POSSIBLY_COMMITTED", "LOST_TO_RECOVERY",
-                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION", "NO_LEADER", "NOT_CONVERGING", "NOT_JUDGED",
+                          "LEADER_LACKS_COMMITTED", "UNCLEAN_ELECTION",
+                          "REMOTE_SEGMENTS_UNREACHABLE", "NO_LEADER", "NOT_CONVERGING", "NOT_JUDGED",
                           "FORK", "COMMITTED_NOT_HELD", "LOSS_COMMITTED", "LOG_LOAD_FAILS")
 
 

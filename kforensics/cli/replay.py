@@ -16,7 +16,7 @@ from .options import (
     min_severity_option,
 )
 from .replay_inputs import replay_input_options, resolve_replay_inputs
-from .restart_options import alive_option
+from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
                                          "metadata log; without one, guessed: highest latest epoch, then longest "
                                          "log).")
 @alive_option
+@min_insync_replicas_option
 @click.option("--what-if", is_flag=True, help="Replay with every replica as leader and compare what each loses.")
 @click.option("--digests", is_flag=True,
               help="List key/value SHA-256 of every lost or forked record (reads them back).")
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 @min_severity_option()
 def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, topic: str | None,
            partition: int | None, kafka_version: KafkaVersion, leader: int | None, alive: tuple[int, ...] | None,
-           running: tuple[int, ...] | None,
+           running: tuple[int, ...] | None, min_insync_replicas: int | None,
            what_if: bool, digests: bool,
            metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
@@ -72,7 +73,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     report = replay_all(inputs.brokers, kafka_version=kafka_version, topic=topic, partition=partition,
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
                         metadata=inputs.metadata, alive=alive,
-                        running=running or ())
+                        running=running or (), min_insync_replicas=min_insync_replicas)
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

@@ -301,6 +301,9 @@ def render_replay_text(report: ReplayReport, out: TextIO, *, digests: bool = Fal
     out.write(answer_line(report, impact) + "\n")
     out.write(f"replay with Kafka {report.kafka_version} rules, {plural(len(report.partitions), 'partition')} on "
               f"{plural(len(report.brokers), 'broker')}\n")
+    if getattr(report, "min_insync_replicas", None) is not None:
+        out.write(f"min.insync.replicas {report.min_insync_replicas} given: the acknowledgement classes apply it to "
+                  "every topic instead of the metadata log's configs\n")
     leaders = leaders_line(report.partitions)
     if leaders:
         out.write(leaders + "\n")

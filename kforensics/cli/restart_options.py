@@ -32,3 +32,17 @@ def alive_option(fn: F) -> F:
         help="Brokers that come back before the controller elects, comma-separated (default: every broker whose "
              "evidence is given); the others rejoin later as followers.  Decides the leader the controller's "
              "rules predict when its record leaves a partition leaderless or its leader does not return.")(fn)
+
+
+def _positive(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise click.BadParameter(f"{value} is not a replica count (1 or more)")
+    return value
+
+
+def min_insync_replicas_option(fn: F) -> F:
+    """``--min-insync-replicas N``: overrides the metadata log's config for the acknowledgement classes."""
+    return click.option(
+        "--min-insync-replicas", "min_insync_replicas", type=int, callback=_positive, metavar="N",
+        help="The min.insync.replicas the acknowledgement classes apply to every replayed topic (default: each "
+             "topic's config in the metadata log, else Kafka's default 1); the report says it was given.")(fn)

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import combinations
 
-
 from .replica import BatchLog, Replica
 from .replica import first_difference as replica_first_difference
 
@@ -35,7 +34,7 @@ def compared_from(a: Replica, b: Replica) -> int:
     (retention or DeleteRecords removed its batches there), so a difference
     there is no divergence.
     """
-    return max(cleaned_below(a, b), a.log_start, b.log_start)
+    return max(cleaned_below(a, b), a.local_log_start, b.local_log_start)
 
 
 def first_difference(a: BatchLog, b: BatchLog, cleaned: int = -1) -> int | None:

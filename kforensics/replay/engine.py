@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -158,6 +158,16 @@ class _Election:
     lacks_from: list[int]
 
 
+class _ElectionFacts(TypedDict):
+    """The facts of an election verdict (``UNCLEAN_ELECTION``, ``LEADER_LACKS_COMMITTED``)."""
+
+    leader_epoch: int | None
+    log_end_offset: int
+    own_high_watermark: int
+    lost_them_itself: bool
+    other_brokers: list[int]
+
+
 def replay_partition(
     topic: str,
     partition: int,
@@ -209,6 +219,7 @@ def replay_partition(
     findings = run.findings + _judge_replicas(states, outcomes, by_id, loaded, offline, current, bound, mode,
                                               run.elections)
     _add_not_held(outcomes[current], replicas, loaded, states[current].leo, bound)
+    _add_unreachable(outcomes[current], states[current], mode)
     return PartitionReplay(
         topic, partition, mode, current, epoch if epoch is not None else -1, bound,
         [outcomes[b] for b in sorted(outcomes)], divergence([r for r in replicas if not loaded[r.broker_id].unjudged]),
@@ -269,6 +280,22 @@ def _add_not_held(out: ReplicaOutcome, replicas: list[Replica], loaded: dict[int
                        f"but no replica's log reaches them (the longest ends at {held}): committed, then lost "
                        "before the evidence was taken",
                 facts={"first_offset": start, "committed_bound": bound, "longest_log_end": held})
+    out.verdicts = [x for x in out.verdicts if x.code != "OK"] + [v]
+
+
+def _add_unreachable(out: ReplicaOutcome, leader: ReplicaState, mode: KafkaVersion) -> None:
+    """``REMOTE_SEGMENTS_UNREACHABLE`` on the leader: copied remote segments outside its epoch lineage."""
+    from ..tiered.tier_state import unreachable_facts, unreachable_segments
+
+    found = unreachable_segments(leader, mode)
+    if not found:
+        return
+    ranges = sorted((u.segment.start_offset, u.segment.end_offset) for u in found)
+    fates = sorted({u.fate for u in found})
+    v = Verdict("REMOTE_SEGMENTS_UNREACHABLE", ranges, records=sum(b - a + 1 for a, b in ranges),
+                cause="election", facts=unreachable_facts(found, mode),
+                detail=f"{len(found)} remote segment(s) ({', '.join(f'{a}-{b}' for a, b in ranges)}) lie outside "
+                       f"leader {out.broker_id}'s epoch lineage: never served again; {'; '.join(fates)}")
     out.verdicts = [x for x in out.verdicts if x.code != "OK"] + [v]
 
 
@@ -480,8 +507,8 @@ def judge(st: ReplicaState, leader: ReplicaState, loaded: Restarted, bound: int,
 def _election_verdicts(elections: list[_Election], own_hw: int) -> list[Verdict]:
     out: list[Verdict] = []
     for e in elections[-1:]:  # the last time this replica was elected decides what it serves
-        facts = {"leader_epoch": e.epoch, "log_end_offset": e.leo, "own_high_watermark": own_hw,
-                 "lost_them_itself": own_hw > e.leo, "other_brokers": e.lacks_from}
+        facts: _ElectionFacts = {"leader_epoch": e.epoch, "log_end_offset": e.leo, "own_high_watermark": own_hw,
+                                 "lost_them_itself": own_hw > e.leo, "other_brokers": e.lacks_from}
         if e.unclean:
             out.append(verdict_over("UNCLEAN_ELECTION", e.lacks, cause="election",
                                     detail=e.evidence or "elected outside the last ISR", **facts))
@@ -512,6 +539,9 @@ def _recovery_verdicts(st: ReplicaState, loaded: Restarted, notes: list[str]) ->
 
 
 def _not_converging(d: Decision) -> Verdict:
+    if d.path == "tiered":
+        return Verdict("NOT_CONVERGING", cause="tiered storage", detail=d.reasoning[-1],
+                       facts={"leader": d.leader, "path": d.path, "rounds": d.rounds[-1:]})
     if d.stalled_at is not None:
         return Verdict("NOT_CONVERGING", [(d.stalled_at, d.stalled_at)], cause="corrupt batch on leader",
                        detail=f"fetching at offset {d.stalled_at} returns a damaged batch from broker {d.leader}; "

@@ -69,7 +69,7 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
                  what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None,
                  summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None,
-                 restart: RestartEvidence | None = None) -> PartitionReplay:
+                 restart: RestartEvidence | None = None, min_insync_replicas: int | None = None) -> PartitionReplay:
     """Replay one partition group, with the controller's record when there is one.
 
     The replay works on the batches from where the replicas' summaries say
@@ -79,7 +79,8 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     returns the group windowed lower.  ``digests(replica, batches)`` reads
     back the records of each verdict's batches (the CLI's ``--digests``).
     ``restart``: the cluster state, the brokers that come back and their
-    shutdowns, for the controller's choice of leader (see :mod:`.leadership`).
+    shutdowns, for the controller's choice of leader (see :mod:`.leadership`).  ``min_insync_replicas``: given, it
+    overrides the metadata log's config for the acknowledgement classes.
     """
     ids = [r.broker_id for r in replicas]
     topic_id = next((r.topic_id for r in replicas if r.topic_id), None)
@@ -93,7 +94,8 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
                        events=events, no_leader=chosen.no_leader_epoch)
     rp.election = settled(chosen, rp, given=given)
     acknowledgements.annotate(rp, acknowledgements.ack_rule(
-        topic, kafka_version, rp.committed_bound, restart.cluster if restart is not None else None, entries))
+        topic, kafka_version, rp.committed_bound, restart.cluster if restart is not None else None, entries,
+        min_insync_replicas))
     if entries:
         rp.findings += controller_checks(timeline, topic, partition, replicas, entries)
         rp.timeline = entries

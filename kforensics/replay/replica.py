@@ -233,6 +233,12 @@ class Replica:
     tiered: Any = None  # a tiered log (kforensics.tiered.tier_state.TieredReplica); set by the replay's inputs
 
     @property
+    def local_log_start(self) -> int:
+        """Where the local log starts: the log start, or a tiered log's local log start (the rest is remote)."""
+        local = self.tiered.facts.local_log_start_offset if self.tiered is not None else None
+        return self.log_start if local is None else max(self.log_start, local)
+
+    @property
     def window_start(self) -> int:
         """The lowest offset whose batch the replay holds (0 unless windowed)."""
         return self.prefix.end if self.prefix is not None else 0

@@ -8,11 +8,12 @@ from typing import Any
 from ..epoch.versions import LATEST, KafkaVersion
 from ..errors import InputError, UsageError
 from ..findings import Finding
+from ..kraft.controller_choice import RestartEvidence, marker_epochs
+from ..tiered.evidence import TieredEvidence, read_tiered_evidence, tier_replicas
 from .engine import PartitionReplay
 from .group import lost_records, replay_group
-from .not_replayed import not_replayed_findings
-from ..kraft.controller_choice import RestartEvidence, marker_epochs
 from .inputs import LoadedBrokers, batch_digests, load_replicas
+from .not_replayed import not_replayed_findings
 
 
 @dataclass
@@ -37,6 +38,8 @@ class ReplayReport:
     # controller's election timeline (None without a metadata log); private: not part of the JSON
     _log_dirs: dict[int | None, list[Any]] = field(default_factory=dict, repr=False)
     _timeline: Any = field(default=None, repr=False)
+    # min.insync.replicas given for the acknowledgement classes (None: each topic's config in the metadata log)
+    min_insync_replicas: int | None = None
 
     @property
     def log_dirs(self) -> dict[int | None, list[Any]]:
@@ -77,10 +80,12 @@ def restart_evidence(loaded: LoadedBrokers, inputs: list[Any], kafka_version: Ka
 def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None,
-               alive: tuple[int, ...] | None = None, running: tuple[int, ...] = ()) -> ReplayReport:
+               alive: tuple[int, ...] | None = None, running: tuple[int, ...] = (),
+               min_insync_replicas: int | None = None) -> ReplayReport:
     """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
     controller elects (default: every broker given); the others rejoin later as followers.  ``running``: brokers
-    that never stopped (active throughout the restart)."""
+    that never stopped (active throughout the restart).  ``min_insync_replicas``: given, it overrides the metadata
+    log's config for the acknowledgement classes."""
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
@@ -97,6 +102,8 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
 
         tl = build_timeline(inputs)
         restart = restart_evidence(loaded, inputs, kafka_version, alive, running)
+    tiered = _tiered_evidence(loaded, inputs, restart)
+    scans = {s.path: s for rep in loaded.reports for s in rep.partitions} if tiered is not None else {}
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],
@@ -106,13 +113,27 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
             continue
         if leader is not None and leader not in [r.broker_id for r in replicas]:
             continue
+        if tiered is not None:
+            tier_replicas(tiered, t, p, replicas, scans)
         report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
                                               events=events, timeline=tl, what_if=what_if,
                                               digests=batch_digests if digests else None,
-                                              summaries=loaded.summaries.get((t, p)), restart=restart))
+                                              summaries=loaded.summaries.get((t, p)), restart=restart,
+                                              min_insync_replicas=min_insync_replicas))
+    report.findings += tiered.findings if tiered is not None else []
+    report.min_insync_replicas = min_insync_replicas
     report.findings += not_replayed_findings([o for o in loaded.left_out if topic is None or o.topic == topic])
     report.findings += archive_findings(loaded, metadata or [])
     return report
+
+
+def _tiered_evidence(loaded: LoadedBrokers, inputs: list[Any], restart: RestartEvidence | None
+                     ) -> TieredEvidence | None:
+    """Tiered storage in the evidence: ``__remote_log_metadata`` in any broker's log dirs, and the topics the
+    metadata log configures with ``remote.storage.enable`` (None when neither)."""
+    ev = read_tiered_evidence(dict(zip(loaded.broker_ids, loaded.log_dirs)), None,
+                              restart.cluster if restart is not None else None)
+    return ev if ev.topics or ev.remote is not None else None
 
 
 def archive_findings(loaded: Any, metadata: list[Any]) -> list[Finding]:

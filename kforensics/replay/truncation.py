@@ -35,6 +35,7 @@ import numpy as np
 
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.versions import KafkaVersion
+from ..tiered.tier_state import offset_moved_to_tiered
 from .replica import FETCHED, BatchLog, NeedRows, Replica
 
 #: a backstop only: a repeating loop is found by its repeated state long before this
@@ -248,6 +249,12 @@ def _fetch_loop(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: De
                 d.truncated(f, off, f"diverging epoch in fetch {rnd + 1}")
                 last_epoch = f.cache.latest_epoch
                 continue
+        moved = offset_moved_to_tiered(f, leader, fetch_offset, d)  # None: not in remote storage
+        if moved is not None:
+            if not moved:
+                return
+            last_epoch = f.cache.latest_epoch
+            continue
         if fetch_offset > leader.leo or fetch_offset < leader.replica.log_start:
             d.reasoning.append(f"{step}: OFFSET_OUT_OF_RANGE")
             if not _out_of_range(f, leader, d):

@@ -10,9 +10,9 @@ its executors scan with the same :func:`~kforensics.scan.partition.scan_partitio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .. import errors
 from ..checks.files import check_listing
@@ -24,6 +24,7 @@ from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
 from ..log.sources import LISTED
+from ..tiered.evidence import tier_scans
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
 
@@ -185,6 +186,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     metadata_logs: list[PartitionLog] = []
     where: dict[tuple[str, int], str] = {}
     seen_paths: dict[str, Any] = {}
+    log_starts: dict[tuple[str, int], int] = {}  # checkpointed log starts (a tiered log keeps them)
     for path in paths:
         key = _identity(path)
         if key in seen_paths:
@@ -193,6 +195,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
             continue
         seen_paths[key] = path
         plan = plan_log_dir(path, broker, findings, files, checkpoints)
+        log_starts.update(plan.context.log_start_offsets)
         for pd, pctx in plan.partitions:
             if on_partition:
                 on_partition(pd.dir_name)
@@ -209,6 +212,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
             partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
                                              progress=progress))
     name_truncated_topics(partitions, findings)
+    findings.extend(tier_scans(partitions, list(seen_paths.values()), metadata_logs, log_starts))
     if metadata_logs:
         from ..kraft.timeline import build_timeline
 
@@ -227,7 +231,45 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     return report
 
 
-def finding_key(f: Finding) -> tuple[object, ...]:
+class FindingFacts(Protocol):
+    """What :func:`finding_key` reads of a finding: a :class:`~kforensics.findings.Finding`, or a row of the
+    ``findings`` table (the Spark driver's)."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def position(self) -> int | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def facts(self) -> Mapping[str, object]: ...
+
+
+class ReplicaDir(Protocol):
+    """What the broker-wide checks read of a partition dir: a :class:`PartitionScan`, or a row of the
+    ``partitions`` table (the Spark driver's); :func:`name_truncated_topics` corrects ``topic`` and
+    :func:`check_against_timeline` adds to ``findings``."""
+
+    topic: str
+    findings: list[Finding]
+
+    @property
+    def partition(self) -> int: ...
+    @property
+    def suffix(self) -> str | None: ...
+    @property
+    def topic_id(self) -> str | None: ...
+    @property
+    def epoch_cache_written(self) -> list[tuple[int, int]] | None: ...
+    @property
+    def epochs_seen(self) -> list[int]: ...
+    @property
+    def path(self) -> str: ...
+
+
+def finding_key(f: FindingFacts) -> tuple[object, ...]:
     """What makes two findings the same observation (messages may be worded differently by two readers)."""
     return (f.code, f.file, f.position, f.line, f.facts.get("offset"), f.facts.get("finding_code"),
             f.facts.get("member"))
@@ -267,14 +309,12 @@ def _identity(path: Any) -> str:
     return str(path)
 
 
-def check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdentity, findings: FindingLog,
+def check_against_timeline(partitions: Sequence[ReplicaDir], broker: BrokerIdentity, findings: FindingLog,
                            metadata: Any) -> None:
     """Check every replica's epochs against the controller's grants in the KRaft metadata log.
 
-    ``partitions`` are :class:`PartitionScan` objects, or anything with their
-    ``topic``, ``partition``, ``suffix``, ``topic_id``, ``epoch_cache_written``,
-    ``epochs_seen``, ``path`` and ``findings`` (the Spark driver passes rows of
-    the partitions table); each replica's findings are appended to its
+    ``partitions`` are :class:`PartitionScan` objects, or rows of the partitions
+    table (:class:`ReplicaDir`); each replica's findings are appended to its
     ``findings``.  ``metadata`` is a built :class:`~kforensics.kraft.timeline.Timeline`, or
     what :func:`~kforensics.kraft.timeline.build_timeline` takes (its
     findings are then reported here too).
@@ -294,12 +334,11 @@ def check_against_timeline(partitions: list[PartitionScan], broker: BrokerIdenti
                                            batch_epochs=p.epochs_seen, file=p.path)
 
 
-def name_truncated_topics(partitions: list[PartitionScan], findings: FindingLog) -> None:
+def name_truncated_topics(partitions: Sequence[ReplicaDir], findings: FindingLog) -> None:
     """``-delete``/``-stray`` dir names may hold a truncated topic; partition.metadata's topic id names it.
 
-    ``partitions`` are one broker's :class:`PartitionScan` objects, or anything with their ``topic``,
-    ``suffix``, ``topic_id`` and ``path`` (the Spark driver passes rows of the partitions table); the
-    corrected name is set on ``topic``.
+    ``partitions`` are one broker's :class:`PartitionScan` objects, or rows of the partitions table
+    (:class:`ReplicaDir`); the corrected name is set on ``topic``.
     """
     names = {p.topic_id: p.topic for p in partitions if p.suffix is None and p.topic_id}
     for p in partitions:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from ..findings import Finding, Severity, worst
 from ..log.side_files import FileRecord
 from ..recovery.plan import RecoveryPlan
+from ..tiered.coverage import TieredFacts
 from ..transactions.model import OpenTransaction, PartitionTransactions
 
 __all__ = ["BrokerIdentity", "CheckpointEntry", "OpenTransaction", "PartitionContext", "PartitionScan", "ScanReport",
@@ -104,6 +105,8 @@ class PartitionScan:
     complete: bool = True  # every segment could be read: the log end offset is the log's
     findings: list[Finding] = field(default_factory=list)
     files: list[FileRecord] = field(default_factory=list)
+    # a tiered partition (KIP-405): log start, local log start, remote coverage (kforensics.tiered.coverage)
+    tiered: TieredFacts | None = None
 
     @property
     def path(self) -> str:
@@ -127,6 +130,8 @@ class PartitionScan:
     def __json__(self) -> dict[str, object]:
         # findings and files are listed once, at the report's top level
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("findings", "files")}
+        if self.tiered is None:
+            del out["tiered"]  # only a tiered partition says it is one
         if self.transactions is not None:
             # what the partition does not already say: its findings are the partition's (listed once, at the
             # report's top level), open is open_transactions, the LSO is last_stable_offset

@@ -1,0 +1,70 @@
+"""What the evidence says of tiered storage: the topics configured for it and the remote log metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..findings import Finding
+from .coverage import apply_to_scans, tiered_topics
+from .remote_segments import RemoteLogMetadata, read_remote_log_metadata
+
+
+@dataclass
+class TieredEvidence:
+    """The tiered topics (``remote.storage.enable`` in the metadata log) and the ``__remote_log_metadata`` fold."""
+
+    topics: dict[str, str] = field(default_factory=dict)  # topic -> where remote storage is enabled
+    remote: RemoteLogMetadata | None = None
+
+    @property
+    def findings(self) -> list[Finding]:
+        return list(self.remote.findings) if self.remote is not None else []
+
+    def is_tiered(self, topic: str, partition: int) -> bool:
+        return topic in self.topics or (self.remote is not None and self.remote.of(topic, partition) is not None)
+
+
+def read_tiered_evidence(log_dirs: dict[int | None, list[Any]], metadata: list[Any] | None = None,
+                         cluster: Any = None) -> TieredEvidence:
+    """Read the remote log metadata in these brokers' log dirs and the tiered topics of the metadata log
+    (``cluster``: a ``ClusterState`` already read, else read from ``metadata`` when given)."""
+    if cluster is None and metadata:
+        from ..kraft.cluster_state import read_cluster_state
+
+        cluster = read_cluster_state(list(metadata))
+    return TieredEvidence(tiered_topics(cluster), read_remote_log_metadata(log_dirs))
+
+
+def tier_scans(partitions: list[Any], log_dirs: list[Any], metadata: list[Any],
+               log_starts: dict[tuple[str, int], int]) -> list[Finding]:
+    """The scan's hook: mark the tiered partitions of one broker's scan (``PartitionScan``) with their facts and
+    findings; returns the findings of the remote log metadata itself."""
+    ev = read_tiered_evidence({None: list(log_dirs)}, metadata)
+    if not ev.topics and ev.remote is None:
+        return []
+    apply_to_scans(partitions, log_starts, ev.remote, ev.topics)
+    return ev.findings
+
+
+def tier_replicas(ev: TieredEvidence, topic: str, partition: int, replicas: list[Any],
+                  scans: dict[str, Any]) -> None:
+    """The replay's hook: set ``tiered`` (a ``TieredReplica``) on each replica of a tiered partition
+    (``scans``: each replica's ``PartitionScan`` by its partition dir, ``Replica.source``)."""
+    from .coverage import tiered_facts
+    from .tier_state import TieredReplica
+
+    if not ev.is_tiered(topic, partition):
+        return
+    rp = ev.remote.of(topic, partition) if ev.remote is not None else None
+    why = [ev.topics[topic]] if topic in ev.topics else []
+    if rp is not None:
+        why.append(f"{len(rp.segments)} remote segment(s) in __remote_log_metadata-{rp.metadata_partition}")
+    for r in replicas:
+        scan = scans.get(r.source or "")
+        if scan is None:
+            continue
+        facts = scan.tiered if scan.tiered is not None else tiered_facts(scan, None, rp, why)
+        r.tiered = TieredReplica(facts, rp)
+        # LogLoader keeps a remote-enabled log's checkpointed log start, and truncates the epoch cache only there
+        r.log_start = min(r.log_start, facts.log_start_offset)
