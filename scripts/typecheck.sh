@@ -14,7 +14,7 @@ TYPED=(
   kforensics/kraft/timeline_registrations.py kforensics/kraft/timeline_snapshots.py kforensics/kraft/timeline_replay.py
   kforensics/kraft/metadata_log_records.py kforensics/kraft/grants.py kforensics/kraft/controller_choice.py
   kforensics/replay/leadership.py kforensics/replay/acknowledgements.py
-  kforensics/salvage kforensics/payloads
+  kforensics/salvage kforensics/payloads kforensics/tiered
   kforensics/scan kforensics/consumers kforensics/log/paths.py kforensics/log/partition.py kforensics/log/listing.py
   kforensics/log/archive_spool.py kforensics/log/arrow_path.py kforensics/log/batch_table.py kforensics/log/file_hash.py
   kforensics/log/file_kinds.py kforensics/log/log_dir.py kforensics/log/log_entry.py kforensics/log/metadata_log.py

@@ -125,6 +125,24 @@ def rows(report: ScanReport, topics: set[str], skip: Any = None) -> list[list[st
     return out
 
 
+def tiered_lines(report: ScanReport, topics: set[str]) -> list[str]:
+    """One line per tiered partition (KIP-405): its log start, local log start, remote coverage and gaps."""
+    out = []
+    for p in sorted(report.partitions, key=lambda p: (p.topic, p.partition, p.dir_name)):
+        t = p.tiered
+        if t is None or (topics and p.topic not in topics):
+            continue
+        remote = ", ".join(f"{a}-{b}" for a, b in t.remote_ranges) or "nothing copied"
+        if not t.metadata_read:
+            remote = "unknown (no __remote_log_metadata)"
+        extra = [f"{n} {what}" for n, what in ((t.copying, "copying"), (t.deleting, "deleting")) if n]
+        gaps = f"; gap {', '.join(f'{a}-{b}' for a, b in t.gaps)}" if t.gaps else ""
+        out.append(f"  {printable(p.dir_name)}: log start {t.log_start_offset}, local log start "
+                   f"{_s(t.local_log_start_offset)}, remote {remote}"
+                   + (f" ({', '.join(extra)})" if extra else "") + gaps)
+    return out
+
+
 def transaction_lines(report: ScanReport, topics: set[str]) -> list[str]:
     """One line per partition with transactions open at its log end: its last stable offset (where read_committed
     consumers stop) and each open transaction, hanging or not."""
@@ -312,6 +330,11 @@ def render_scan_text(report: ScanReport, out: TextIO, *, min_severity: Severity 
         _write_table(out, body)
     if quiet:
         out.write(idle_line(quiet, threshold) + "\n")
+    tiered = tiered_lines(report, topics)
+    if tiered:
+        out.write("\ntiered storage (log start, local log start, what remote storage holds)\n")
+        for line in tiered:
+            out.write(line + "\n")
     txn = transaction_lines(report, topics)
     if txn:
         hanging = sum(t.hanging for p in report.partitions if not topics or p.topic in topics

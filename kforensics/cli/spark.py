@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from .options import fail_on_option, format_option, kafka_version_option, metadata_option
-from .restart_options import alive_option
+from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:  # the job's modules and Spark are imported only when the command runs
     from pyspark.sql import SparkSession
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
     from ..severity import Severity
     from ..spark.inputs import Located
     from ..spark.job import JobOptions
+    from ..spark.report import Summary
 
 
 @click.command()
@@ -38,6 +39,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
                  "meta.properties beside it names, else the snapshots' when they are of one cluster; or say it "
                  "with CLUSTER=PATH.", metavar="[CLUSTER=]PATH", local_only=False)
 @alive_option
+@min_insync_replicas_option
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
 @format_option("The summary on stdout: a table per cluster and a summary line, or one JSON document.")
 @click.option("--tables", "tables", metavar="NAME[,NAME...]",
@@ -47,7 +49,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
                 "unreadable snapshot always does).")
 def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
           kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None,
-          running: tuple[int, ...] | None, overwrite: bool,
+          running: tuple[int, ...] | None, min_insync_replicas: int | None, overwrite: bool,
           fmt: str, tables: str | None, fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
@@ -102,7 +104,8 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
-                         tables=chosen_tables, alive=alive, running=running or ())
+                         tables=chosen_tables, alive=alive, running=running or (),
+                         min_insync_replicas=min_insync_replicas)
     summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document
@@ -127,7 +130,7 @@ def _conf(confs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _run(master: str | None, conf: dict[str, str], snaps: list[Located], out: str, options: JobOptions
-         ) -> dict[str, object]:
+         ) -> Summary:
     """The job, which starts Spark once nothing is left to refuse (a session already running in this process is
     reused and left running; one started here is stopped when the job ends); a failure of the job itself is
     :class:`~kforensics.spark.session.SparkJobFailed`, with the Java exception's first line."""

@@ -10,19 +10,18 @@ the controller's grants.  Without it the leader is guessed, and said to be.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-
-from ..findings import Finding, finding
 from ..epoch.versions import LATEST, KafkaVersion
+from ..findings import Finding, finding
 from ..kraft.controller_choice import RestartEvidence
+from ..verdict_rules import LOSS
 from . import acknowledgements
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
 from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
-
-from ..verdict_rules import LOSS
 
 
 def lost_records(p: PartitionReplay) -> dict[str, int]:
@@ -33,6 +32,16 @@ def lost_records(p: PartitionReplay) -> dict[str, int]:
             if v.code in out:
                 out[v.code] += v.records
     return out
+
+
+UNREACHABLE = "REMOTE_SEGMENTS_UNREACHABLE"
+
+
+def with_unreachable(lost: dict[str, int], p: PartitionReplay) -> dict[str, int]:
+    """``lost`` with the offsets of remote segments the leader's lineage leaves behind (tiered storage), when
+    there are any: what ``--what-if`` says of each candidate."""
+    n = sum(v.records for r in p.replicas for v in r.verdicts if v.code == UNREACHABLE)
+    return {**lost, UNREACHABLE: n} if n else lost
 
 
 Reload = Callable[[int], list[Replica]]
@@ -112,9 +121,10 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
                                 leader=cand)
             if alt.leader != cand:
                 continue  # its log does not load: it cannot lead
-            rp.what_if.append(WhatIf(cand, lost_records(alt), alt.verdict_codes()))
+            rp.what_if.append(WhatIf(cand, with_unreachable(lost_records(alt), alt), alt.verdict_codes()))
         if rp.what_if:
-            best = min(rp.what_if, key=lambda w: (w.lost_records["LOSS_COMMITTED"], w.lost_records["FORK"],
+            best = min(rp.what_if, key=lambda w: (w.lost_records["LOSS_COMMITTED"],
+                                                  w.lost_records.get(UNREACHABLE, 0), w.lost_records["FORK"],
                                                   w.lost_records["LOST_TO_RECOVERY"],
                                                   w.lost_records["POSSIBLY_COMMITTED"],
                                                   w.lost_records["DISCARD_UNCOMMITTED"]))

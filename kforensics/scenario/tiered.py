@@ -84,7 +84,8 @@ class RemoteLog:
 
     def batches(self) -> list[bytes]:
         """The records as the brokers' producers wrote them: one batch each, in order."""
-        out, seq = [], {}
+        out: list[bytes] = []
+        seq: dict[int, int] = {}
         for i, (broker, value) in enumerate(self.records):
             pid = RLMM_PRODUCER + broker
             n = seq.get(pid, 0)

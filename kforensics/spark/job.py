@@ -28,7 +28,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from ..epoch.versions import LATEST, KafkaVersion, parse_kafka_version
 from ..findings import Finding
@@ -36,23 +36,34 @@ from ..kraft.controller_choice import RestartEvidence
 from . import table_files
 from .broker_checks import broker_checks
 from .impact import committed_offsets, transaction_state_copies
-from .inputs import Snapshot
-from .inputs import Located, locate
+from .inputs import Located, Snapshot, locate
+from .names import present
 from .output import MetadataInputs, check_output
 from .plan import Plan, build_timelines, metadata_by_cluster, plan, write_timeline_findings
 from .publish import Staging, complete, publish, staged
 from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
 from .restart import restart_evidence
 from .scan_task import scan_tasks
-from .schemas import (COLLECTED, GROUP_SCHEMA, KEYS, REPLAY_INPUT, STATUS_SCHEMA, TASK_COLUMNS, TASK_SCHEMA,
-                      WORK_BATCHES, parse_tables)
-from .names import present
+from .schemas import (
+    COLLECTED,
+    GROUP_SCHEMA,
+    KEYS,
+    REPLAY_INPUT,
+    STATUS_SCHEMA,
+    TABLES,
+    TASK_COLUMNS,
+    TASK_SCHEMA,
+    WORK_BATCHES,
+    parse_tables,
+)
 from .session import session  # noqa: F401 - tests/conftest.py, the notebook and the benchmark start it from here
 from .summary import Outcome, finding_counts, summarize, verdict_counts, verdict_summary
 
 if TYPE_CHECKING:
-    from ..kraft.timeline import Timeline
     from pyspark.sql import DataFrame, SparkSession
+
+    from ..kraft.timeline import Timeline
+    from .report import Summary
 
 
 @dataclass
@@ -63,18 +74,19 @@ class JobOptions:
     replayed as ``kforensics replay --scenario`` replays a scenario's: a hypothesis, not evidence), and the tables
     to write (all by default; the replay reads the batch rows either way)."""
 
-    kafka_version: KafkaVersion | str = LATEST
+    kafka_version: KafkaVersion = LATEST
     overwrite: bool = False
     tasks_per_partition: int = 4
     metadata: MetadataInputs = None
     manifest: str | None = None
     events: dict[GroupKey, list[dict[str, object]]] | None = None
-    tables: tuple[str, ...] | str | None = None
+    tables: tuple[str, ...] = TABLES
     alive: tuple[int, ...] | None = None  # brokers that come back before the controller elects (None: every one)
     running: tuple[int, ...] = ()  # brokers that never stopped: active throughout the restart
+    min_insync_replicas: int | None = None  # given: the acknowledgement classes' setting for every topic
 
     def __post_init__(self) -> None:
-        # parsed once: a caller of the library may give the version and the tables as text
+        # parsed once: a caller of the library may give the version and the tables as text (a notebook, a test)
         self.kafka_version = parse_kafka_version(self.kafka_version)
         self.tables = parse_tables(self.tables)
 
@@ -94,9 +106,7 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     planned = plan(located, st.path, st.filesystem)
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
-    assert isinstance(options.kafka_version, KafkaVersion)
-    restart = restart_evidence(planned, explicit, options.kafka_version, options.alive, list(timelines),
-                               options.running)
+    restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running)
     return _Driver(planned, timelines, found, restart)
 
 
@@ -152,11 +162,10 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
     d = _plan_stage(located, options, st)
     o = Outcome(d.plan, timelines=d.timelines)
     o.timings["plan_s"] = time.perf_counter() - t0
-    if callable(spark) and not hasattr(spark, "sparkContext"):
-        spark = spark()  # only now: everything that can be refused has been
+    started = _started(spark)  # only now: everything that can be refused has been
     try:
         t = time.perf_counter()
-        scanned, o.statuses = _scan_stage(spark, d, options, st)
+        scanned, o.statuses = _scan_stage(started, d, options, st)
         o.timings["scan_s"] = time.perf_counter() - t
         t = time.perf_counter()
         checks = broker_checks(d.plan, st.uri, st.filesystem, o.statuses)
@@ -166,39 +175,51 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         commits = committed_offsets(d.plan, o.statuses, st.path, st.filesystem)
         o.timings["checks_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        table_files.write("brokers", table_files.table_of_rows("brokers", d.plan.brokers), st.path, "brokers", st.filesystem)
+        table_files.write("brokers", table_files.table_of_rows("brokers", d.plan.brokers), st.path, "brokers",
+                          st.filesystem)
         shared = Shared(options.kafka_version, d.timelines, {c: cc.commits for c, cc in commits.items()},
                         transaction_state_copies(d.plan), checks.reported,
                         {sid: str(info["spec"]) for sid, info in d.plan.snapshots.items()}, raw_names(d.plan),
-                        dict(options.events or {}), d.restart)
-        o.groups = _replay_stage(spark, d, scanned, o.statuses, shared, options, st)
+                        dict(options.events or {}), d.restart, options.min_insync_replicas)
+        o.groups = _replay_stage(started, d, scanned, o.statuses, shared, options, st)
         o.timings["replay_s"] = time.perf_counter() - t
     finally:
         _release(d.cleanup)
     return o
 
 
+def _started(spark: SparkSession | Callable[[], SparkSession]) -> SparkSession:
+    """The session: ``spark``, or the one it starts when it is a callable that starts one."""
+    if not callable(spark):
+        return spark
+    if hasattr(spark, "sparkContext"):  # a callable stand-in for a session (a test's mock) is one
+        return cast("SparkSession", spark)
+    return spark()
+
+
 def run(spark: SparkSession | Callable[[], SparkSession], snapshots: list[Snapshot] | list[Located], out: str,
-        options: JobOptions | None = None, /, **given: object) -> dict[str, object]:
+        options: JobOptions | None = None, /, **given: Any) -> Summary:
     """Run the whole pipeline; returns a summary dict (counts per cluster, findings by severity, verdicts by
     code, failed tasks and groups: see :func:`kforensics.spark.summary.summarize`).
 
     ``snapshots``: as given, or already :func:`~kforensics.spark.inputs.locate`-d (a front end that refused what
-    it must first).  ``options`` (or its fields as keywords): :class:`JobOptions`.  ``spark``: a SparkSession, or
-    a callable that starts one (called once the output and the inputs are checked and the snapshots planned, so that nothing
-    that can be refused starts a JVM).
+    it must first).  ``options`` (or its fields as keywords, ``given``: any value, checked by
+    :class:`JobOptions`).  ``spark``: a SparkSession, or a callable that starts one (called once the output and the
+    inputs are checked and the snapshots planned, so that nothing that can be refused starts a JVM).
     """
     options = options if options is not None else JobOptions(**given)
     given_located = [s for s in snapshots if isinstance(s, Located)]
-    check_output(out, [s.snapshot for s in given_located] or snapshots, options.overwrite, options.metadata,
+    plain = [s for s in snapshots if isinstance(s, Snapshot)]
+    check_output(out, [s.snapshot for s in given_located] or plain, options.overwrite, options.metadata,
                  options.manifest)
-    located = given_located if len(given_located) == len(snapshots) else locate(snapshots)
+    located = given_located if len(given_located) == len(snapshots) else locate(plain)
     with staged(out) as st:
         o = _stages(spark, located, options, st)
         t = time.perf_counter()
         summary_rows = verdict_summary(o.groups)
         if summary_rows:
-            table_files.write("summary", table_files.table_of_rows("summary", summary_rows), st.path, "summary", st.filesystem)
+            table_files.write("summary", table_files.table_of_rows("summary", summary_rows), st.path, "summary",
+                              st.filesystem)
         complete(st)
         o.findings = finding_counts(o.statuses, o.groups, st.path, st.filesystem)
         o.verdicts = verdict_counts(summary_rows)

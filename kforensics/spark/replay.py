@@ -16,14 +16,13 @@ becomes a ``REPLAY_FAILED`` finding; the others go on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import pickle
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import pandas as pd
 import pyarrow as pa
@@ -31,26 +30,36 @@ import pyarrow as pa
 from ..consumers.committed_offsets import CommittedOffset
 from ..consumers.replay_impact import partition_replay_impact
 from ..epoch.versions import LATEST, KafkaVersion
+from ..errors import InternalError
 from ..findings import Finding, finding
+from ..kraft.controller_choice import RestartEvidence
 from ..log.file_kinds import METADATA_TOPIC
 from ..log.partition import PartitionLog
 from ..log.sources import split_uri
 from ..replay.engine import PartitionReplay
-from ..kraft.controller_choice import RestartEvidence
 from ..replay.group import replay_group
 from ..replay.not_replayed import LeftOut, not_replayed_findings
 from ..replay.replica import Replica
 from ..replay.summary import ReplicaSummary, replay_window
 from ..scan.broker import finding_key
-from ..tables.impact_tables import consumer_impact_table, reopened_rows, table as table_of
-from ..tables.replay_tables import (divergence_rows, divergence_table, findings_rows_table, partition_path,
-                                    replica_rows, replicas_from_frames, verdict_rows, verdicts_table)
+from ..tables.impact_tables import consumer_impact_table, reopened_rows
+from ..tables.impact_tables import table as table_of
+from ..tables.replay_tables import (
+    divergence_rows,
+    divergence_table,
+    findings_rows_table,
+    partition_path,
+    replica_rows,
+    replicas_from_frames,
+    verdict_rows,
+    verdicts_table,
+)
 from ..tables.schemas import fit
 from ..verdict_rules import affects_consumers
 from . import table_files
 from .files import Context, FileSystem, cluster_context
 from .impact import Copy, cluster_coordinator
-from .names import from_hex, group_part, optional_int, present, relative, spark_task_part
+from .names import from_hex, group_part, present, relative, spark_task_part
 from .plan import Plan
 from .scan_task import open_dir, root_of
 from .schemas import GROUP_COLUMNS
@@ -63,8 +72,19 @@ if TYPE_CHECKING:
 FLUSH_ROWS = 200_000
 #: groups per replay task below which fewer tasks are started (each task costs Spark a few tenths of a second)
 GROUPS_PER_TASK = 64
-#: a partition group: (cluster, topic, partition)
-GroupKey = tuple[str | None, str, int | None]
+#: a partition group: (cluster, topic, partition); groups are of partition dirs, whose names carry the partition
+GroupKey = tuple[str | None, str, int]
+
+
+class GroupReplay(TypedDict):
+    """One group's replay as :func:`replay_rows` gives it."""
+
+    verdicts: list[dict[str, Any]]  # rows of the verdicts table
+    divergence: list[dict[str, Any]]  # rows of the divergence table
+    findings: list[tuple[Context, list[Finding]]]
+    consumer_impact: pa.Table | None
+    transactions: pa.Table | None
+    affected: bool  # whether the replay leaves records the new leader does not serve
 
 
 @dataclass
@@ -84,6 +104,7 @@ class Shared:
     raw_names: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     events: dict[GroupKey, list[dict[str, object]]] = field(default_factory=dict)
     restart: dict[str | None, RestartEvidence] = field(default_factory=dict)
+    min_insync_replicas: int | None = None  # --min-insync-replicas: overrides the metadata log's configs
 
     @classmethod
     def of(cls, value: object) -> Shared:
@@ -134,7 +155,7 @@ def _logs(key: GroupKey, rows: list[dict], replicas: list[Replica], shared: Shar
           ) -> dict[tuple[int | None, str, int], PartitionLog]:
     """The replicas' partition dirs, reopened from their snapshots (what the transactions after the replay read)."""
     _, topic, partition = key
-    logs = {}
+    logs: dict[tuple[int | None, str, int], PartitionLog] = {}
     for rep, row in zip(replicas, rows):
         spec = (shared.specs or {}).get(row["snapshot_id"])
         if spec is not None:
@@ -147,7 +168,7 @@ def _logs(key: GroupKey, rows: list[dict], replicas: list[Replica], shared: Shar
 
 def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[Replica] | None = None,
                 summaries: list[ReplicaSummary] | None = None, load: Callable[[int], list[Replica]] | None = None,
-                reported: frozenset[tuple] = frozenset()) -> dict[str, object]:
+                reported: frozenset[tuple] = frozenset()) -> GroupReplay:
     """One group replayed: :func:`kforensics.replay.group.replay_group`, the same replay as ``kforensics replay``,
     then what it does to consumer groups and transactions.
 
@@ -160,12 +181,14 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
     cluster, topic, partition = key
     reload = None
     if replicas is None:
+        if load is None:
+            raise InternalError("a group replayed from its summaries needs their load")
         replicas, reload = replay_window(summaries or [], shared.kafka_version, load)
     paths = {partition_path(SimpleNamespace(**r)): r["snapshot_id"] for r in rows}
-    snapshots = {rep.broker_id: paths.get(rep.source) for rep in replicas}
+    snapshots = {rep.broker_id: None if rep.source is None else paths.get(rep.source) for rep in replicas}
     rp = replay_group(topic, partition, replicas, kafka_version=shared.kafka_version,
                       timeline=shared.timelines.get(cluster), events=shared.events.get(key), reload=reload,
-                      restart=shared.restart.get(cluster))
+                      restart=shared.restart.get(cluster), min_insync_replicas=shared.min_insync_replicas)
     affected = affects_consumers(rp)
     logs = _logs(key, rows, replicas, shared) if affected and shared.specs is not None else None
     impact = partition_replay_impact(rp, shared.commits.get(cluster, {}).get((topic, partition)), logs,
@@ -175,11 +198,11 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
     rp.findings = [f for f in list(rp.findings) + impact.findings
                    if finding_key(f) not in said and finding_key(f) not in reported]
     reopened = [r for a in impact.transactions for r in reopened_rows(a, {"cluster": cluster})]
-    return {"verdicts": verdict_rows(rp, cluster, snapshots), "divergence": divergence_rows(rp, cluster),
-            "findings": replay_findings(rp, cluster),
-            "consumer_impact": consumer_impact_table(impact.consumer_impact, cluster)
-            if impact.consumer_impact else None,
-            "transactions": table_of("transactions", reopened) if reopened else None, "affected": affected}
+    return GroupReplay(verdicts=verdict_rows(rp, cluster, snapshots), divergence=divergence_rows(rp, cluster),
+                       findings=replay_findings(rp, cluster),
+                       consumer_impact=consumer_impact_table(impact.consumer_impact, cluster)
+                       if impact.consumer_impact else None,
+                       transactions=table_of("transactions", reopened) if reopened else None, affected=affected)
 
 
 def replay_findings(rp: PartitionReplay, cluster: str | None) -> list[tuple[Context, list[Finding]]]:
@@ -238,7 +261,7 @@ def replay_groups(shared: object = None, staging: str | None = None
         if partitions.empty:
             return pd.DataFrame(columns=GROUP_COLUMNS)
         first = partitions.iloc[0]
-        key = (present(first["cluster"]), first["topic"], optional_int(first["partition"]))
+        key = (present(first["cluster"]), first["topic"], int(first["partition"]))
         filesystem, staging_path = split_uri(staging) if staging else (None, None)
         out = _Outputs(staging_path, filesystem, group_part(*key))
         try:
@@ -266,16 +289,16 @@ class _Outputs:
         self.held = 0
         self.flushes = 0
 
-    def add(self, key: GroupKey, out: dict[str, object]) -> tuple:
+    def add(self, key: GroupKey, out: GroupReplay) -> tuple:
         """A group's replay; its status row."""
-        for name in self.rows:
-            self.rows[name] += out[name]
-            self.held += len(out[name])
+        self.rows["verdicts"] += out["verdicts"]
+        self.rows["divergence"] += out["divergence"]
+        self.held += len(out["verdicts"]) + len(out["divergence"])
         self.findings += out["findings"]
         self.held += sum(len(fs) for _, fs in out["findings"])
-        for name in self.tables:
-            if out.get(name) is not None and len(out[name]):
-                self.tables[name].append(out[name])
+        for name, t in (("consumer_impact", out["consumer_impact"]), ("transactions", out["transactions"])):
+            if t is not None and len(t):
+                self.tables[name].append(t)
         if self.held >= FLUSH_ROWS:
             self.flush()
         return (*key, "ok", None, len(out["verdicts"]), out["affected"], finding_severities(out["findings"]),
@@ -310,16 +333,17 @@ class _Outputs:
 
 def _sketch_groups(frames: Iterator[pd.DataFrame]) -> Iterator[tuple[GroupKey, list[bytes]]]:
     """The pickled sketches of each group, from rows sorted by group."""
-    key, held = None, []
+    key: GroupKey | None = None
+    held: list[bytes] = []
     for frame in frames:
         for c, t, p, b in zip(frame["cluster"], frame["topic"], frame["partition"], frame["sketch"]):
-            k = (present(c), t, optional_int(p))
-            if k != key and held:
+            k = (present(c), t, int(p))
+            if k != key and key is not None and held:
                 yield key, held
                 held = []
             key = k
             held.append(b)
-    if held:
+    if key is not None and held:
         yield key, held
 
 

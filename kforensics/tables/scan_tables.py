@@ -63,7 +63,8 @@ def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
                      "recovery_lost_records": r.lost_records,
                      "recovery_lost_committed_records": r.lost_committed_records,
-                     "recovery": dumps(r), "complete": p.complete})
+                     "recovery": dumps(r), "complete": p.complete,
+                     "tiered": None if p.tiered is None else json.dumps(p.tiered.as_dict())})
     return rows
 
 

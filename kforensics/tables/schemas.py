@@ -32,6 +32,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("recovers", pa.bool_()), ("recovery_log_end_offset", pa.int64()), ("recovery_lost_first_offset", pa.int64()),
         ("recovery_lost_last_offset", pa.int64()), ("recovery_lost_records", pa.int64()),
         ("recovery_lost_committed_records", pa.int64()), ("recovery", pa.string()), ("complete", pa.bool_()),
+        # a tiered partition's log start, local log start, remote coverage and gaps (JSON; null when not tiered)
+        ("tiered", pa.string()),
     ]),
     "segments": pa.schema(CONTEXT + _PART + [
         ("base_offset", pa.int64()), ("path", pa.string()), ("size", pa.int64()), ("batches", pa.int64()),
