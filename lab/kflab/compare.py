@@ -211,8 +211,27 @@ def compare(run_dir: Path, result: dict) -> dict:
             checks += partition_checks(p, outcome, before, after)
     checks += group_checks(replay, outcome)
     checks += spark_checks(replay, preds.get("spark"))
+    checks += transaction_checks(replay, scans, outcome)
     checks.append(_check("converged", None, None, None, _predicted_converges(replay), bool(outcome.get("converged"))))
     return {"checks": checks}
+
+
+def transaction_checks(replay: dict, scans: dict, outcome: dict) -> list[dict]:
+    """Producers with a transaction open per partition after the restart: kforensics' (replay's transactions
+    impact, else the predicted leader's scan) against Kafka's DescribeProducers on the restarted leader (Kafka
+    3.0 and later; none where it was not observed)."""
+    from .transactions import predicted_open
+
+    seen = (outcome.get("transactions") or {}).get("open")
+    if not isinstance(seen, dict):
+        return []
+    pred = predicted_open(replay, {int(b): s for b, s in scans.items() if s})
+    out = []
+    for key, obs in sorted(seen.items()):
+        topic, _, part = key.rpartition("-")
+        if topic in TOPICS:
+            out.append(_check("open_transactions", topic, int(part), None, pred.get(key, []), obs))
+    return out
 
 
 def spark_checks(replay: dict, spark_rec: dict | None) -> list[dict]:

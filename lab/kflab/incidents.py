@@ -213,12 +213,14 @@ def _ns_producer(c: Cluster, broker: int, topic: str, part: int, run_id: str) ->
 def network_partition(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
     """(h) the leader of events-0 cut off from the other brokers and the controller (its network namespace
     leaves the bridge) while an acks=1 producer on its side of the split keeps writing to it; a new leader is
-    elected on the other side and takes acks=1 writes; the partition heals; the producer stops a seeded
-    while later (0 s: the evidence may be frozen before the old leader has truncated)."""
+    elected on the other side and takes acks=1 writes.  Seeded variant: the partition heals and the producer
+    writes on a while (the old leader truncates before the evidence is frozen), or the evidence is frozen
+    while the leader is still cut off (the restart is the heal: Kafka decides on the divergent tail)."""
     if c.net is None:
         raise netns.Unavailable("the network-partition incident needs the cluster in network namespaces")
     topic, part = "events", 0
     leader = w.state(topic)[part]["leader"]
+    heal = rng.random() < 0.5
     p, out, stop = _ns_producer(c, leader, topic, part, w.run_id)
     time.sleep(rng.uniform(1, 3))
     c.net.partition(leader)
@@ -229,9 +231,17 @@ def network_partition(c: Cluster, w: Workload, rng: random.Random, story: dict) 
         w.produce(topic, "one", rng.randint(3, 20), partition=part)
         time.sleep(rng.uniform(0, 3))
     finally:
-        c.net.heal(leader)
-        _note(story, "partition healed", broker=leader)
-    time.sleep(rng.choice([0.0, rng.uniform(2, 10)]))
+        if heal:
+            c.net.heal(leader)
+            _note(story, "partition healed", broker=leader)
+            time.sleep(rng.uniform(2, 10))
+    _stop_ns_producer(w, p, out, stop, story)
+    if not heal:
+        _note(story, "evidence frozen while partitioned (the restart heals)", broker=leader)
+
+
+def _stop_ns_producer(w: Workload, p: procs.Proc, out: Path, stop: Path, story: dict) -> None:
+    """Stop the namespace's producer and add what it was told to the workload's acknowledgement log."""
     stop.write_text("stop\n")
     try:
         p.popen.wait(timeout=40)

@@ -82,9 +82,21 @@ def _complete(d: Path, version: str) -> bool:
     return d.is_dir() and (d / f"kafka_2.13-{release(version)}.jar").exists() and (d / ".complete").exists()
 
 
-def ensure_jars(version: str, timeout_s: int = 600) -> Path:
-    """Return the libs dir of this version, running Maven (offline first, then online) when it is missing."""
-    d = libs_dir(version)
+def tools_dir(version: str) -> Path:
+    return CACHE / f"kafka-{release(version)}" / "tools"
+
+
+def ensure_tools(version: str, timeout_s: int = 600) -> Path:
+    """The libs of this version plus kafka-tools (TransactionsCommand), in their own dir; Kafka 3.0 and later."""
+    if major(version) < 3:
+        raise Unavailable(f"Kafka {release(version)} has no kafka-tools TransactionsCommand (3.0 and later)")
+    return ensure_jars(version, timeout_s, tools=True)
+
+
+def ensure_jars(version: str, timeout_s: int = 600, tools: bool = False) -> Path:
+    """Return the libs dir of this version, running Maven (offline first, then online) when it is missing;
+    tools: the dir with kafka-tools too."""
+    d = tools_dir(version) if tools else libs_dir(version)
     if _complete(d, version):
         return d
     mvn = shutil.which("mvn")
@@ -103,6 +115,8 @@ def ensure_jars(version: str, timeout_s: int = 600) -> Path:
     ]
     if major(version) < 4:
         argv.insert(3, "-Dlegacy.logging=1")  # before -f, whose argument follows it
+    if tools:
+        argv.insert(3, "-Dlab.tools=1")
     # Maven itself runs on JDK 17 where present (the Java 11 runtime is for the brokers only)
     mvn_java = JDK17 if Path(JDK17, "bin", "java").exists() else str(Path(java_bin(version)).parents[1])
     env = dict(os.environ, JAVA_HOME=mvn_java)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from .cluster import BROKERS, CONTROLLER, Cluster, copy_tree, node_name, nodes
 from .procs import Timeout, wait_for
+from .transactions import observe_transactions
 from .workload import Workload
 
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
@@ -33,30 +34,109 @@ def _converged(w: Workload, topics: list[str]) -> dict | None:
     return states
 
 
-def _unfenced(c: Cluster, broker: int) -> bool:
-    """The controller's log shows this broker unfenced since the restart (its registration change, fenced=-1)."""
-    pat = re.compile(rf"BrokerRegistrationChangeRecord\(brokerId={broker}, brokerEpoch=\d+, fenced=-1")
-    return bool(pat.search(c.log_text(CONTROLLER)))
+#: the broker's own line once the controller has unfenced it (BrokerLifecycleManager, core/src/main/scala/kafka/
+#: server/BrokerLifecycleManager.scala, apache/kafka 3.3.1 and 3.7.0; the same words in 4.4.0's logs).  The
+#: controller's log is no witness of an unfence at a restart: at its start it replays, and logs, every broker
+#: registration change of the metadata log, the unfences from before the evidence was frozen among them.
+UNFENCED_LINE = "The broker has been unfenced"
+#: the controller's own registration of a broker (ClusterControlManager.registerBroker, metadata/src/main/java/org/
+#: apache/kafka/controller/ClusterControlManager.java, 4.3.1): logged when it acts, never when it replays
+REGISTERED_LINE = re.compile(r"(?:Registering a new incarnation of|No previous registration found for) broker (\d+)")
+#: the controller fencing a broker whose session ran out (ReplicationControlManager.maybeFenceOneStaleBroker)
+SESSION_FENCED_LINE = re.compile(r"Fencing broker (\d+) (?:at epoch \d+ )?because its session has timed out")
+#: the controller active, its replay of the metadata log done (QuorumController, 3.9.1 and 4.3.1)
+ACTIVE_LINE = "Becoming the active controller"
+_REPLAYED_BROKER = re.compile(
+    r"Replayed (?:initial )?(RegisterBrokerRecord|BrokerRegistrationChangeRecord|"
+    r"FenceBrokerRecord|UnfenceBrokerRecord)\b.*?(?:broker|brokerId=|id=)\s*(\d+)"
+)
 
 
-def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60) -> list[dict]:
+def unfenced_since(log_text: str, since: int = 0) -> bool:
+    """Whether a broker's log, from character ``since`` on (its start), says the controller unfenced it."""
+    return UNFENCED_LINE in log_text[since:]
+
+
+def _unfenced(c: Cluster, broker: int, since: int = 0) -> bool:
+    """This broker unfenced since it was started (its log from ``since`` on)."""
+    return unfenced_since(c.log_text(broker), since)
+
+
+def registration_order(controller_log: str) -> list[int]:
+    """Brokers in the order the controller registered them (its own actions, not its replay of the log)."""
+    return [int(m.group(1)) for m in REGISTERED_LINE.finditer(controller_log)]
+
+
+def active_sessions(controller_log: str) -> set[int]:
+    """Brokers the controller's log shows unfenced now: the registrations it replayed (a new one is fenced; a
+    change record's fenced=1/-1) less those whose session it let expire.  Read before any broker is back, these
+    are the brokers it holds active although they are down: on activation it gives every unfenced registration
+    a fresh session (ClusterControlManager.activate, 4.3.1), and until that expires a dead broker is eligible."""
+    active: set[int] = set()
+    for line in controller_log.splitlines():
+        m = _REPLAYED_BROKER.search(line)
+        if m:
+            kind, b = m.group(1), int(m.group(2))
+            if kind == "FenceBrokerRecord" or re.search(r"\bfenced=(?:1|true),", line):
+                active.discard(b)
+            elif kind == "UnfenceBrokerRecord" or re.search(r"\bfenced=(?:-1|false),", line):
+                active.add(b)
+            continue
+        f = SESSION_FENCED_LINE.search(line)
+        if f:
+            active.discard(int(f.group(1)))
+    return active
+
+
+def wait_sessions_expired(c: Cluster, timeout_s: float) -> dict:
+    """Until the restarted controller has fenced every broker it held active (their sessions expire: the cold
+    restart the replay models); returns what was waited for."""
+    t = time.monotonic()
+    wait_for(
+        "controller active",
+        lambda: ACTIVE_LINE in c.log_text(CONTROLLER) or not c.alive(CONTROLLER) and _raise(CONTROLLER),
+        timeout_s,
+    )
+    held = sorted(active_sessions(c.log_text(CONTROLLER)))
+    try:
+        wait_for(f"sessions of {held} expired", lambda: not active_sessions(c.log_text(CONTROLLER)), timeout_s)
+        expired = True
+    except Timeout:
+        expired = False
+    return {"held_active": held, "expired": expired, "after_s": round(time.monotonic() - t, 1)}
+
+
+def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60, cold: bool = True,
+                   serial: int | None = None) -> list[dict]:
     """Controller first, then each broker once the one before it is unfenced: the unfence order, and so
-    the elections it drives at a restart, is the given order and not a race.  ZooKeeper mode: ZooKeeper
+    the elections it drives at a restart, is the given order and not a race.  ``cold``: no broker starts before
+    the controller has fenced those it still holds active (their sessions expired), so which broker is back
+    first does not depend on how fast a JVM starts.  ``serial``: only the first ``serial`` brokers one by one,
+    the rest at once after them (their order left to the race).  ZooKeeper mode: ZooKeeper
     first, then each broker once the one before it has started (registered; the first one up becomes the
     controller)."""
     c.start(c.meta)
+    done: list[dict] = []
     if c.zk:
         c.wait_zookeeper()
-    ready = c.registered if c.zk else (lambda b: _unfenced(c, b))
-    done = []
-    for b in order:
-        c.start(b)
+    elif cold:
+        done.append({"sessions": wait_sessions_expired(c, per_broker_s)})
+    n = len(order) if serial is None else serial
+    steps = [[b] for b in order[:n]] + ([list(order[n:])] if order[n:] else [])
+    for step in steps:
+        ready = {}
+        for b in step:
+            since = len(c.log_text(b))  # a broker's log is appended to: only its lines from this start count
+            ready[b] = (lambda b=b: c.registered(b)) if c.zk else (lambda b=b, s=since: _unfenced(c, b, s))
+            c.start(b)
         t = time.monotonic()
-        try:
-            wait_for(f"broker {b} unfenced", lambda b=b: ready(b) or (not c.alive(b) and _raise(b)), per_broker_s)
-            done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
-        except Timeout:
-            done.append({"broker": b, "unfenced_after_s": None})
+        for b in step:
+            try:
+                wait_for(f"broker {b} unfenced", lambda b=b, r=ready[b]: r() or (not c.alive(b) and _raise(b)),
+                         per_broker_s)
+                done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
+            except Timeout:
+                done.append({"broker": b, "unfenced_after_s": None})
     return done
 
 
@@ -110,6 +190,11 @@ def observe(
             if isinstance(states.get(t), dict) and "error" not in states[t]
         }
         out["group_offsets"] = {g: _try(lambda g=g: w.group_offsets(g)) for g in GROUPS}
+        # transactions left open, as Kafka's TransactionsCommand reports them (the transactional topic only:
+        # the lab's other producers never open one)
+        out["transactions"] = _try(
+            lambda: observe_transactions(c, [("payments", p) for p in sorted(states.get("payments") or {})])
+        )
         out["alive_before_stop"] = {n: c.alive(n) for n in c.nodes}
     finally:
         out["clean_stop"] = c.stop_clean()

@@ -85,9 +85,26 @@ def stage(run_dir: Path, version: str, scenario: str, seed: int) -> dict:
         story["acks"] = w.log.to_json()
     finally:
         story["evidence"] = str(freeze_evidence(c, run_dir))
+        story["acked_absent_from_evidence"] = _acked_absent(story, Path(story["evidence"]))
         story["elections"] = elections(c)
         story["stage_seconds"] = round(time.monotonic() - t0, 1)
     return story
+
+
+def _acked_absent(story: dict, evidence: Path) -> dict:
+    """topic -> ids acknowledged to a producer that no replica holds in the evidence (lost while the cluster
+    ran, before the freeze: what the lab's before/after checks cannot see)."""
+    from .compare import contents
+
+    held: set = set()
+    for parts in contents(evidence).values():
+        for pc in parts.values():
+            held |= set(pc.get("records", {}).values())
+    out: dict = {}
+    for rid, where in ((story.get("acks") or {}).get("acked") or {}).items():
+        if rid not in held:
+            out.setdefault(where[0], []).append(rid)
+    return {t: {"count": len(v), "first": sorted(v)[:10]} for t, v in out.items()}
 
 
 def _safe_states(w: Workload) -> dict:
