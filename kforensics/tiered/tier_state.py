@@ -123,6 +123,8 @@ def unreachable_segments(leader: Any, version: KafkaVersion) -> list[Unreachable
     lineage = leader.cache.entries
     out = []
     for seg in t.remote.copied():
+        if seg.end_offset < leader.replica.log_start:
+            continue  # below the log start: retention's to delete, no reader's to miss
         ok, why = within_leader_epochs(seg, leader.leo, lineage, version)
         if not ok:
             out.append(Unreachable(seg, why, cleanup_fate(seg, lineage, t.facts.log_start_offset)))
