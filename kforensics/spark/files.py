@@ -10,15 +10,22 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, TypedDict
 
 if TYPE_CHECKING:
     from pyarrow import fs as pafs
 
 #: a pyarrow filesystem, or None for the local one
 FileSystem = Optional["pafs.FileSystem"]
-#: the context columns of a table row (snapshot id and time, cluster, broker id)
-Context = dict[str, object]
+
+
+class Context(TypedDict):
+    """The context columns of a table row (None where the row is about no snapshot, cluster or broker)."""
+
+    snapshot_id: str | None
+    snapshot_time: str | None
+    cluster: str | None
+    broker_id: int | None
 
 
 def exists(fs: FileSystem, path: str) -> bool:
