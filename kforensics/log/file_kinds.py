@@ -84,6 +84,13 @@ def segment_name(base_offset: int, suffix: str) -> str:
     return f"{base_offset:020d}{suffix}"
 
 
+def segment_order(name: str) -> tuple[int, str]:
+    """Sort key of segment file names: by the base offset the name carries (a name that carries none, first),
+    then by name (the ``.log`` of a base offset before its ``.log.deleted``)."""
+    stem = str(name).split(".", 1)[0]
+    return (int(stem) if stem.isdigit() else -1, str(name))
+
+
 def classify_name(path: str | os.PathLike[str]) -> FileKind:
     """Classify a file by its name alone."""
     name = os.path.basename(os.fspath(path))

@@ -20,21 +20,22 @@ both front ends replay the same replicas.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..log.file_kinds import segment_order
 from ..replay.inputs import replay_columns
 from ..replay.replica import COLUMNS, BatchLog, Replica, elide
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
 from ..scan.model import PartitionScan
+from ..tables.replay_tables import BATCH_COLUMNS, replica_of_row, replicas_from_frames
 from ..tables.schemas import fit
 from .files import FileSystem
-from ..tables.replay_tables import BATCH_COLUMNS, _segment_base, replica_of_row, replicas_from_frames
 
 #: replicas of at most this many batches travel whole with their summary (no file is read back for them)
 INLINE_ROWS = 4096
@@ -81,7 +82,7 @@ class SketchSink:
         """Whether ``rows`` (of the segment last fed) follow on in the order the replica's log has (segments in
         offset order, rows by position; :func:`replay_rows_of`): the summary's marks hold only then."""
         pos = rows[:, COLUMNS.index("position")]
-        if new and len(self._names) > 1 and _segment_base(self._names[-1]) <= _segment_base(self._names[-2]):
+        if new and len(self._names) > 1 and segment_order(self._names[-1]) <= segment_order(self._names[-2]):
             return False
         after = -1 if new else self._position
         self._position = int(pos[-1])
@@ -96,7 +97,7 @@ class SketchSink:
         if not self._kept:
             return replica_of_tables([], row)
         names = self._names
-        segments = sorted(set(names), key=_segment_base)
+        segments = sorted(set(names), key=segment_order)
         where = {n: i for i, n in enumerate(segments)}
         rows = np.concatenate(self._kept) if len(self._kept) > 1 else self._kept[0].copy()
         seg_col = COLUMNS.index("segment")
@@ -141,15 +142,13 @@ def _empty_batches() -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype="object") for c in BATCH_COLUMNS})
 
 
-def read_rows(path: str | None, filesystem: FileSystem, floor: int | None = None, columns: list[str] | None = None,
-              below: bool = False) -> pa.Table | None:
+def read_rows(path: str, filesystem: FileSystem, floor: int | None = None, columns: list[str] | None = None,
+              below: bool = False) -> pa.Table:
     """Rows of one replica's batches file: those with ``last_offset >= floor`` (``below``: ``< floor``); all
-    with ``floor`` None.  None when the replica has no file (no batches)."""
+    with ``floor`` None."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    if path is None:
-        return None
     columns = columns or BATCH_COLUMNS
     wanted = columns if "last_offset" in columns else [*columns, "last_offset"]
     # the file's own row-group statistics pick the row groups to read (a few times cheaper than a dataset
@@ -214,7 +213,7 @@ def replay_rows_of(tables: list[pa.Table]) -> tuple[np.ndarray, list[str]]:
     names = set()
     for t in tables:
         names.update(_segment_names(t.column("segment")))
-    segments = sorted(names, key=_segment_base)
+    segments = sorted(names, key=segment_order)
     order = pa.array(segments, pa.string())
     parts = []
     for t in tables:
@@ -256,21 +255,21 @@ def windowed_replica(s: Sketch, floor: int, filesystem: FileSystem = None) -> Re
     if s.batches is None:
         return elide(replica_of_tables([], s.row), floor)
     if floor > 0:
-        r = _window_from_summary(s, floor, filesystem)
+        r = _window_from_summary(s, s.batches, floor, filesystem)
         if r is not None:
             return r
-    return _window_from_rows(s, floor, filesystem)
+    return _window_from_rows(s, s.batches, floor, filesystem)
 
 
-def _window_from_summary(s: Sketch, floor: int, filesystem: FileSystem = None) -> Replica | None:
-    """The replica windowed at ``floor`` from the rows from ``floor`` on and the summary's prefix (None when the
-    summary cannot give it, or the rows read are not the ones it was made from)."""
-    below = s.summary.below(floor)
-    if below is None or s.summary.segments is None:
+def _window_from_summary(s: Sketch, batches: str, floor: int, filesystem: FileSystem = None) -> Replica | None:
+    """The replica windowed at ``floor`` from the rows from ``floor`` on (in its ``batches`` file) and the
+    summary's prefix (None when the summary cannot give it, or the rows read are not the ones it was made from)."""
+    below, marks = s.summary.below(floor), s.summary.marks
+    if below is None or marks is None or s.summary.segments is None:
         return None
     count, prefix = below
-    window = read_rows(s.batches, filesystem, floor, WINDOW_COLUMNS)
-    if window is None or len(window) != s.summary.marks.rows - count:
+    window = read_rows(batches, filesystem, floor, WINDOW_COLUMNS)
+    if len(window) != marks.rows - count:
         return None
     cols, names = replay_rows_of([window])
     # the segment column indexes all the replica's segments, as in the whole replica: the recovery plan's
@@ -286,17 +285,18 @@ def _window_from_summary(s: Sketch, floor: int, filesystem: FileSystem = None) -
     return r if prefix is None else replace(r, prefix=prefix)
 
 
-def _window_from_rows(s: Sketch, floor: int, filesystem: FileSystem = None) -> Replica:
-    """The replica windowed at ``floor`` from the rows from ``floor`` on and the prefix columns of those below."""
-    window = read_rows(s.batches, filesystem, floor if floor > 0 else None, WINDOW_COLUMNS)
+def _window_from_rows(s: Sketch, batches: str, floor: int, filesystem: FileSystem = None) -> Replica:
+    """The replica windowed at ``floor`` from the rows from ``floor`` on (in its ``batches`` file) and the prefix
+    columns of those below."""
+    window = read_rows(batches, filesystem, floor if floor > 0 else None, WINDOW_COLUMNS)
     if floor > 0:
-        head = read_rows(s.batches, filesystem, floor, PREFIX_COLUMNS, below=True)
-        if head is not None and len(head):
+        head = read_rows(batches, filesystem, floor, PREFIX_COLUMNS, below=True)
+        if len(head):
             r = elide(replica_of_tables([head, window], s.row), floor)
             if len(r.log) == len(window):
                 return r
             # the rows below the floor did not all go into the prefix (a damaged log out of order): read it whole
-            window = read_rows(s.batches, filesystem, None, WINDOW_COLUMNS)
+            window = read_rows(batches, filesystem, None, WINDOW_COLUMNS)
     return elide(replica_of_tables([window], s.row), floor)
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..findings import Finding
+from ..log.file_kinds import segment_order
 from ..recovery.plan import RecoveryPlan
 from ..replay.engine import PartitionReplay
 from ..replay.replica import COLUMNS, BatchLog, Replica
@@ -32,7 +33,7 @@ PARTITION_COLUMNS = ["cluster", "topic", "partition", "broker_id", "snapshot_id"
 
 
 def verdict_rows(rp: PartitionReplay, cluster: str | None,
-                 snapshots: dict[int, str] | None = None) -> list[dict[str, Any]]:
+                 snapshots: Mapping[int, str | None] | None = None) -> list[dict[str, Any]]:
     rows = []
     how = rp.election.how + (f":{rp.election.rule}" if rp.election.rule else "") if rp.election is not None else None
     for out in rp.replicas:
@@ -112,7 +113,7 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
     unknown = 0
     for row in replica_rows(partitions).itertuples(index=False):
         b = batches[(batches["snapshot_id"] == row.snapshot_id) & (batches["dir_name"] == row.dir_name)]
-        segments = sorted(set(b["segment"]), key=_segment_base) if len(b) else []
+        segments = sorted(set(b["segment"]), key=segment_order) if len(b) else []
         if len(b):
             index = {name: i for i, name in enumerate(segments)}
             b = b.assign(_seg=b["segment"].map(index)).sort_values(["_seg", "position"], kind="stable")
@@ -155,8 +156,3 @@ def replica_of_row(row: Any, cols: np.ndarray, segments: list[str], broker_id: i
 def partition_path(row: Any) -> str:
     """The partition dir of a ``partitions`` row, as the scan names it (``PartitionScan.path``)."""
     return f"{str(row.log_dir).rstrip('/')}/{row.dir_name}"
-
-
-def _segment_base(name: str) -> tuple[int, str]:
-    stem = str(name).split(".", 1)[0]
-    return (int(stem) if stem.isdigit() else -1, str(name))
