@@ -11,6 +11,7 @@ which the replay stage reads its window from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
 from ..tables.scan_tables import ROW_GROUP, BatchesWriter
 from .files import FileSystem
@@ -32,7 +33,7 @@ class TaskBatches:
         self.writers: dict[str, BatchesWriter] = {}
         self.held = 0
 
-    def add(self, batch_dir: str, context: dict, chunks: list[tuple]) -> None:
+    def add(self, batch_dir: str, context: Mapping[str, object], chunks: list[tuple]) -> None:
         """A scanned dir's chunks (``(partition dir, segment, table)``, as the scan's batch sink got them)."""
         w = self.writers.get(batch_dir)
         if w is None:
@@ -63,8 +64,8 @@ class TaskBatches:
 class DirBatches:
     """The batch sink of one partition dir in a scan task: its rows held while few, else streamed to ``path``."""
 
-    def __init__(self, task: TaskBatches, batch_dir: str, path: str, context: dict, filesystem: FileSystem = None,
-                 limit: int = INLINE_ROWS):
+    def __init__(self, task: TaskBatches, batch_dir: str, path: str, context: Mapping[str, object],
+                 filesystem: FileSystem = None, limit: int = INLINE_ROWS):
         self.task, self.batch_dir, self.path, self.context = task, batch_dir, path, context
         self.filesystem = filesystem
         self.limit = limit

@@ -12,9 +12,10 @@ does, and builds one KRaft timeline per cluster, as ``replay`` does.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 import pandas as pd
 import pyarrow as pa
@@ -23,6 +24,7 @@ from ..errors import InputError
 from ..findings import Finding, FindingLog, finding
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..kraft.controller_choice import marker_epochs
+from ..log.log_dir import LogDir
 from ..log.partition import PartitionLog
 from ..log.sources import ArrowPath, TarArchive, TarPath
 from ..scan.broker import LogDirPlan, finding_key, plan_log_dir
@@ -32,8 +34,8 @@ from ..tables.schemas import fit
 from . import table_files
 from .files import Context, FileSystem, cluster_context
 from .inputs import Located, Snapshot, locate
-from .output import MetadataInputs
 from .names import relative, snapshot_part, task_part, to_hex
+from .output import MetadataInputs
 from .schemas import TASK_COLUMNS
 
 if TYPE_CHECKING:
@@ -49,6 +51,15 @@ class MetadataInputError(InputError):
 
 
 # ----------------------------------------------------------------------------- the plan
+class SnapshotInfo(TypedDict, total=False):
+    """What executors need of a snapshot (a task of a snapshot the plan does not name gets none of it)."""
+
+    spec: str  # where it is, as given
+    log_dirs: list[str]  # its log dirs, relative to its root, hex-encoded (names as they are on disk)
+    transaction_state: bool  # whether it holds ``__transaction_state``
+    checks: bool  # whether the broker checks read its partition rows (see broker_checks)
+
+
 @dataclass
 class Plan:
     """What the driver read: the scan tasks, the brokers' rows, and the KRaft metadata logs found."""
@@ -60,9 +71,9 @@ class Plan:
     #: per snapshot id: its own metadata-log partitions (``scan`` checks the broker's replicas against them)
     snapshot_metadata: dict[str, list[PartitionLog]] = field(default_factory=dict)
     #: per cluster: the log dirs holding a metadata log (the controller's record ``replay`` reads)
-    cluster_metadata: dict[str | None, list[EvidencePath]] = field(default_factory=dict)
+    cluster_metadata: dict[str | None, list[LogDir]] = field(default_factory=dict)
     #: per snapshot id: what executors need (spec, its log dirs, whether it holds ``__transaction_state``)
-    snapshots: dict[str, dict[str, object]] = field(default_factory=dict)
+    snapshots: dict[str, SnapshotInfo] = field(default_factory=dict)
     #: per snapshot id: what the driver reported about it (:func:`kforensics.scan.broker.finding_key`)
     reported: dict[str, set[tuple]] = field(default_factory=dict)
     #: per snapshot id: the findings the driver found about it (archive, log dirs, root files)
@@ -125,7 +136,6 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
     out.snapshots[snap.snapshot_id] = {
         "spec": snap.spec, "log_dirs": [to_hex(relative(loc.root, p.log_dir.path)) for p in plans],
         "transaction_state": has_txn_state,
-        # whether the broker checks read this snapshot's partition rows (see broker_checks)
         "checks": suffixed or snap.snapshot_id in out.snapshot_metadata}
     archive = getattr(loc.root, "archive", None)
     out.brokers.append({**context, "spec": snap.spec, "log_dirs": json.dumps(broker.log_dirs),
@@ -160,7 +170,11 @@ def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
 
 
 # ----------------------------------------------------------------------------- metadata logs
-_UNSAID = object()
+class _Unsaid:
+    """An input whose cluster is not said."""
+
+
+_UNSAID = _Unsaid()
 
 
 def metadata_by_cluster(metadata: MetadataInputs, clusters: set[str | None]) -> dict[str | None, list[str]]:
@@ -175,15 +189,16 @@ def metadata_by_cluster(metadata: MetadataInputs, clusters: set[str | None]) -> 
     """
     from ..log.metadata_log import find_metadata_sources
 
-    items = [(c, p) for c, ps in metadata.items() for p in ps] if isinstance(metadata, dict) else [
-        m if isinstance(m, tuple) else (_UNSAID, m) for m in (metadata or [])]
+    items: list[tuple[str | None | _Unsaid, str]] = (
+        [(c, p) for c, ps in metadata.items() for p in ps] if isinstance(metadata, dict) else
+        [m if isinstance(m, tuple) else (_UNSAID, m) for m in (metadata or [])])
     out: dict[str | None, list[str]] = {}
     for cluster, path in items:
         try:
             named = {c for c in find_metadata_sources([path]).cluster_ids.values() if c is not None}
         except FileNotFoundError as e:
             raise MetadataInputError(f"--metadata: {e}") from None
-        if cluster is _UNSAID:
+        if isinstance(cluster, _Unsaid):
             if len(named) == 1:
                 cluster = named.pop()
             elif len(clusters) == 1:
@@ -236,7 +251,7 @@ def _member(name: str) -> str:
 
 
 def archive_damage(archive: TarArchive | None, under: tuple[str, ...] | None,
-                   outside: list[tuple[str, ...]] = ()) -> list[Finding]:
+                   outside: Sequence[tuple[str, ...]] = ()) -> list[Finding]:
     """The archive's findings about members whose data turned out damaged when they were read
     (:meth:`~kforensics.log.sources.TarArchive.findings`): those under the directory ``under`` (a partition dir
     an executor scanned), or with ``under`` None those under none of ``outside`` (read by the driver: root

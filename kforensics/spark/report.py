@@ -11,7 +11,7 @@ findings make it 1 at or above ``--fail-on``, as for ``scan``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import TextIO, TypedDict, TypeVar
 
 from ..errors import ExitCode
 from ..severity import Severity
@@ -21,8 +21,64 @@ from ..verdict_rules import FAILS_REPLAY
 SEVERITIES = tuple(str(s) for s in sorted(Severity, reverse=True))
 #: failures listed by name (the rest are counted)
 LISTED = 10
-#: the job's summary (:func:`kforensics.spark.summary.summarize`): JSON values
-Summary = dict[str, object]
+
+
+class FailedTask(TypedDict):
+    """A scan task that failed, by name (``SCAN_FAILED`` in the findings table)."""
+
+    snapshot_id: str
+    dir_name: str
+    status: str
+    error: str | None
+
+
+class FailedGroup(TypedDict):
+    """A partition group whose replay failed, by name (``REPLAY_FAILED`` in the findings table)."""
+
+    cluster: str | None
+    topic: str
+    partition: int
+    error: str | None
+
+
+class ClusterCounts(TypedDict):
+    """One cluster's line of the summary."""
+
+    cluster: str | None
+    snapshots: int
+    partitions: int
+    batches: int
+    bytes: int
+    failed_tasks: int
+    failed_groups: int
+    findings: dict[str, int]  # severity name -> findings
+    verdicts: dict[str, int]  # verdict code -> partitions
+
+
+#: a failure listed by name
+_Failure = TypeVar("_Failure", FailedTask, FailedGroup)
+
+
+class Summary(TypedDict, total=False):
+    """The job's summary (:func:`kforensics.spark.summary.summarize`), a JSON document; what it does not hold
+    counts as none."""
+
+    snapshots: int
+    tasks: int
+    failed_tasks: list[FailedTask]
+    groups: int
+    failed_groups: list[FailedGroup]
+    unreadable_snapshots: list[str]
+    partitions: int
+    batches: int
+    bytes: int
+    findings: dict[str, int]  # severity name -> findings
+    verdicts: dict[str, int]  # verdict code -> partitions
+    clusters: list[ClusterCounts]
+    clusters_with_metadata: list[str]
+    topic_names_corrected: int
+    out: str
+    timings: dict[str, float]  # stage -> seconds
 
 
 def _text(value: object) -> str:
@@ -74,7 +130,8 @@ def answer_line(summary: Summary) -> str:
         for code, n in c["verdicts"].items():
             if code in FAILS_REPLAY:
                 bad[code] = bad.get(code, 0) + n
-    failed = sum(len(summary.get(k) or []) for k in ("failed_tasks", "failed_groups", "unreadable_snapshots"))
+    failed = (len(summary.get("failed_tasks") or []) + len(summary.get("failed_groups") or [])
+              + len(summary.get("unreadable_snapshots") or []))
     unknown = f"; unknown where {failed} task(s), replay(s) or snapshot(s) failed" if failed else ""
     if bad:
         n = sum(bad.values())
@@ -112,7 +169,7 @@ def render_text(summary: Summary, out: TextIO) -> None:
     out.write(summary_line(summary) + "\n")
 
 
-def _listed(out: TextIO, title: str, code: str, items: list[dict], line: Callable[[dict], str]) -> None:
+def _listed(out: TextIO, title: str, code: str, items: list[_Failure], line: Callable[[_Failure], str]) -> None:
     """A titled list of failures, the first ``LISTED`` of them, and how many more there are."""
     if not items:
         return

@@ -16,14 +16,16 @@ from __future__ import annotations
 import json
 import pickle
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
 
 from ..epoch.versions import KafkaVersion
+from ..errors import InternalError
 from ..findings import Finding, finding
 from ..formats.group_coordinator import TOPIC as CONSUMER_OFFSETS_TOPIC
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
@@ -32,21 +34,23 @@ from ..log.partition import PartitionLog, open_partition
 from ..log.sources import resolve, split_uri
 from ..replay.not_replayed import left_out
 from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport, unseen_findings
+from ..scan.partition import CoordinatorSource
 from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
-from ..tables.schemas import fit, table as table_of
-from ..scan.partition import CoordinatorSource
+from ..tables.schemas import fit
+from ..tables.schemas import table as table_of
 from . import files, table_files
 from .batch_files import DirBatches, TaskBatches
 from .broker_checks import finding_keys
 from .files import Context, FileSystem
 from .names import from_hex, optional_int, present, spark_task_part
-from .plan import EvidencePath, archive_damage
+from .plan import EvidencePath, SnapshotInfo, archive_damage
 from .schemas import CHECK_COLUMNS, NAMED_TABLES, PENDING, STATUS_COLUMNS, TaskRow, hive_dir
 from .window import INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, replica_of_tables
 
-#: per snapshot id what executors need (:attr:`kforensics.spark.plan.Plan.snapshots`)
-SnapshotInfo = dict[str, object]
+if TYPE_CHECKING:
+    from pyspark import Broadcast
+
 #: rows of one table a task holds as dicts before they become an Arrow table (memory stays bounded)
 GATHER_ROWS = 4096
 
@@ -66,7 +70,10 @@ def open_dir(spec: str, log_dir: str, dir_name: str) -> PartitionLog:
     """A partition dir of a snapshot (names as they are on disk)."""
     root = root_of(spec)
     ld = root / log_dir if log_dir else root
-    return open_partition(ld / dir_name, parse_partition_dir_name(dir_name), [])
+    name = parse_partition_dir_name(dir_name)
+    if name is None:  # the plan made tasks of partition dirs only
+        raise InternalError(f"{dir_name}: a task of a directory that is no partition's")
+    return open_partition(ld / dir_name, name, [])
 
 
 def snapshot_coordinator(snapshot_id: str, info: SnapshotInfo) -> CoordinatorSource | None:
@@ -248,7 +255,7 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     batch_dir = f"{out.staging_path}/{out.batches_dir}/" + hive_dir(
         "batches", context["cluster"], fit(getattr(name, "topic", None), pa.string()))[len("batches/"):]
     own = out.task_batches is None  # without the task's files (a caller scanning one dir), a file of its own
-    task_batches = out.task_batches if not own else TaskBatches(t.part, out.filesystem)
+    task_batches = out.task_batches if out.task_batches is not None else TaskBatches(t.part, out.filesystem)
     writer = None
     try:
         files.mkdirs(out.filesystem, batch_dir)
@@ -274,8 +281,9 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
                 counts, None, None)
 
 
-def scan_tasks(staging: str, kafka_version: KafkaVersion, snapshots: object = None, batches_dir: str = "batches"
-               ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+def scan_tasks(staging: str, kafka_version: KafkaVersion,
+               snapshots: Mapping[str, SnapshotInfo] | Broadcast[dict[str, SnapshotInfo]] | None = None,
+               batches_dir: str = "batches") -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The mapInPandas function: scan each task's partition dir (batch rows streamed to a file per dir); the
     task's other table rows are written at its end, one file per table, cluster and topic.
 
@@ -285,13 +293,14 @@ def scan_tasks(staging: str, kafka_version: KafkaVersion, snapshots: object = No
 
     def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         filesystem, staging_path = split_uri(staging)
-        info = getattr(snapshots, "value", snapshots) or {}
+        info = (snapshots if isinstance(snapshots, Mapping) else {} if snapshots is None else snapshots.value)
         part = spark_task_part("s")
-        out = TaskOutput(staging_path, filesystem, batches_dir, Gathered(), TaskBatches(part, filesystem))
+        gathered, task_batches = Gathered(), TaskBatches(part, filesystem)
+        out = TaskOutput(staging_path, filesystem, batches_dir, gathered, task_batches)
         statuses = [scan_task(t, info.get(t.snapshot_id, {}), out, kafka_version)
                     for frame in frames for t in frame.itertuples(index=False)]
-        out.task_batches.close()
-        out.gathered.write(staging_path, part, filesystem)
+        task_batches.close()
+        gathered.write(staging_path, part, filesystem)
         yield pd.DataFrame(statuses, columns=STATUS_COLUMNS)
 
     return run

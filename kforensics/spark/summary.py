@@ -6,18 +6,17 @@ the driver's own few findings files: no table is read back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
 import posixpath
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
 from . import files
 from .files import FileSystem
 from .plan import Plan
-from .report import SEVERITIES
+from .report import SEVERITIES, ClusterCounts, FailedGroup, FailedTask, Summary
 
 if TYPE_CHECKING:
     from ..kraft.timeline import Timeline
@@ -89,11 +88,11 @@ def _name(c: object) -> str | None:
     return None if c is None else str(c)
 
 
-def _clusters(o: Outcome) -> tuple[list[dict], list[dict], list[dict]]:
+def _clusters(o: Outcome) -> tuple[list[ClusterCounts], list[FailedTask], list[FailedGroup]]:
     """Per cluster its counts, and the failed tasks and groups named."""
-    clusters: dict[str | None, dict[str, object]] = {}
+    clusters: dict[str | None, ClusterCounts] = {}
 
-    def entry(c: object) -> dict:
+    def entry(c: object) -> ClusterCounts:
         return clusters.setdefault(_name(c), {"cluster": _name(c), "snapshots": 0, "partitions": 0, "batches": 0,
                                               "bytes": 0, "failed_tasks": 0, "failed_groups": 0,
                                               "findings": {s: 0 for s in SEVERITIES}, "verdicts": {}})
@@ -102,18 +101,21 @@ def _clusters(o: Outcome) -> tuple[list[dict], list[dict], list[dict]]:
         entry(ctx["cluster"])["snapshots"] += 1
     for t in o.plan.tasks.itertuples(index=False):
         entry(o.plan.contexts[t.snapshot_id]["cluster"])["partitions"] += 1
-    failed, failed_groups = [], []
+    failed: list[FailedTask] = []
+    failed_groups: list[FailedGroup] = []
     for s in o.statuses:
         e = entry(o.plan.contexts[s["snapshot_id"]]["cluster"])
         e["batches"] += int(s["batches"] or 0)
         e["bytes"] += int(s["bytes"] or 0)
         if s["status"] != "ok":
             e["failed_tasks"] += 1
-            failed.append({k: s[k] for k in ("snapshot_id", "dir_name", "status", "error")})
+            failed.append(FailedTask(snapshot_id=s["snapshot_id"], dir_name=s["dir_name"], status=s["status"],
+                                     error=s["error"]))
     for g in o.groups:
         if g["status"] != "ok":
             entry(g["cluster"])["failed_groups"] += 1
-            failed_groups.append({k: g[k] for k in ("cluster", "topic", "partition", "error")})
+            failed_groups.append(FailedGroup(cluster=g["cluster"], topic=g["topic"], partition=g["partition"],
+                                             error=g["error"]))
     for (c, sev), n in o.findings.items():
         entry(c)["findings"][str(sev)] = entry(c)["findings"].get(str(sev), 0) + n
     for (c, code), n in o.verdicts.items():
@@ -125,7 +127,7 @@ def _clusters(o: Outcome) -> tuple[list[dict], list[dict], list[dict]]:
     return rows, failed, failed_groups
 
 
-def summarize(o: Outcome, out: str) -> dict[str, object]:
+def summarize(o: Outcome, out: str) -> Summary:
     """The job's summary: per cluster snapshots, partitions, batches, findings by severity, verdicts by code and
     failed tasks and groups; the same totals; the failed tasks and groups and unreadable snapshots named."""
     rows, failed, failed_groups = _clusters(o)

@@ -17,6 +17,7 @@ import pyarrow as pa
 from .files import FileSystem
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
@@ -51,6 +52,7 @@ def read(out: str, name: str, *, cluster: object = ..., topic: object = ..., col
     return dataset(out, name).to_table(columns=columns, filter=expr)
 
 
-def read_pandas(out: str, name: str, **kw: object):
+def read_pandas(out: str, name: str, *, cluster: object = ..., topic: object = ..., columns: list[str] | None = None,
+                filter: pc.Expression | None = None) -> pd.DataFrame:
     """:func:`read` as a pandas frame."""
-    return read(out, name, **kw).to_pandas()
+    return read(out, name, cluster=cluster, topic=topic, columns=columns, filter=filter).to_pandas()
