@@ -578,7 +578,7 @@ def _check_invariants(st: ReplicaState, bound: int, div: int | None) -> list[Fin
                               & (removed.col("segment") != FETCHED))
         if len(lost):
             first = int(lost.col("base_offset")[0])
-            out.append(finding("COMMITTED_DATA_LOST", f"broker {st.broker_id}: {len(lost)} batch(es) below the committed bound {bound} "
-                               f"were truncated and not fetched back (first at offset {first})",
+            out.append(finding("COMMITTED_DATA_LOST", f"broker {st.broker_id}: {len(lost)} batch(es) below the "
+                               f"committed bound {bound} were truncated and not fetched back (first at offset {first})",
                                broker_id=st.broker_id, batches=len(lost), first_offset=first))
     return out
