@@ -319,13 +319,16 @@ class Cluster:
 
 def parse_zk_shell(out: str, paths: list[str]) -> dict[str, str | None]:
     """Pair the answers of ``get`` commands with their paths: each answer is one data line, or a
-    ``KeeperErrorCode = NoNode for <path>`` line (an error: None); the lab reads only JSON znodes, and
-    ZooKeeperMain's other lines (prompt, connection, log) do not start with '{'."""
+    ``KeeperErrorCode = NoNode for <path>`` line (None), or another KeeperException (``error: <line>``: not
+    read, e.g. ConnectionLoss); the lab reads only JSON znodes, and ZooKeeperMain's other lines (prompt,
+    connection, log) do not start with '{'."""
     answers: list[str | None] = []
     for line in out.splitlines():
         line = line.strip()
-        if "KeeperErrorCode" in line or "Node does not exist" in line:
+        if "KeeperErrorCode = NoNode" in line or "Node does not exist" in line:
             answers.append(None)
+        elif "KeeperErrorCode" in line:
+            answers.append(f"error: {line}")
         elif line.startswith("{"):
             answers.append(line)
     return dict(zip(paths, answers + [None] * (len(paths) - len(answers))))

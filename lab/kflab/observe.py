@@ -106,8 +106,9 @@ def wait_sessions_expired(c: Cluster, timeout_s: float) -> dict:
     return {"held_active": held, "expired": expired, "after_s": round(time.monotonic() - t, 1)}
 
 
-def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60, cold: bool = True,
-                   serial: int | None = None) -> list[dict]:
+def start_in_order(
+    c: Cluster, order: list[int], per_broker_s: float = 60, cold: bool = True, serial: int | None = None
+) -> list[dict]:
     """Controller first, then each broker once the one before it is unfenced: the unfence order, and so
     the elections it drives at a restart, is the given order and not a race.  ``cold``: no broker starts before
     the controller has fenced those it still holds active (their sessions expired), so which broker is back
@@ -119,6 +120,7 @@ def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60, cold:
     done: list[dict] = []
     if c.zk:
         c.wait_zookeeper()
+        done.append({"zookeeper": wait_zk_sessions_expired(c, per_broker_s)})
     elif cold:
         done.append({"sessions": wait_sessions_expired(c, per_broker_s)})
     n = len(order) if serial is None else serial
@@ -132,8 +134,9 @@ def start_in_order(c: Cluster, order: list[int], per_broker_s: float = 60, cold:
         t = time.monotonic()
         for b in step:
             try:
-                wait_for(f"broker {b} unfenced", lambda b=b, r=ready[b]: r() or (not c.alive(b) and _raise(b)),
-                         per_broker_s)
+                wait_for(
+                    f"broker {b} unfenced", lambda b=b, r=ready[b]: r() or (not c.alive(b) and _raise(b)), per_broker_s
+                )
                 done.append({"broker": b, "unfenced_after_s": round(time.monotonic() - t, 1)})
             except Timeout:
                 done.append({"broker": b, "unfenced_after_s": None})
@@ -203,6 +206,28 @@ def observe(
     return out
 
 
+LAB_PARTITIONS = [("orders", 0), ("orders", 1), ("events", 0), ("payments", 0)]
+
+
+def wait_zk_sessions_expired(c: Cluster, timeout_s: float) -> dict:
+    """ZooKeeper mode's cold restart: ZooKeeper restored from the evidence keeps the frozen brokers' sessions,
+    and with them /controller and /brokers/ids/<id>, until they time out; a broker started before that cannot
+    register and no controller is elected, so which broker is back first would be a race.  Waits until those
+    znodes are gone; returns what was held, whether it expired, and the partition state znodes as frozen."""
+    t = time.monotonic()
+    paths = ["/controller"] + [f"/brokers/ids/{b}" for b in BROKERS]
+    state_paths = [f"/brokers/topics/{tp}/partitions/{p}/state" for tp, p in LAB_PARTITIONS]
+    first = c.zk_get(paths + state_paths)
+    held = [p for p in paths if first.get(p)]
+    frozen = {f"{tp}-{p}": json.loads(first[sp]) for (tp, p), sp in zip(LAB_PARTITIONS, state_paths) if first.get(sp)}
+    try:
+        wait_for(f"{held} gone from ZooKeeper", lambda: not any(c.zk_get(paths).values()), timeout_s, 1.0)
+        expired = True
+    except Timeout:
+        expired = False
+    return {"held": held, "expired": expired, "after_s": round(time.monotonic() - t, 1), "frozen_states": frozen}
+
+
 def zk_states(c: Cluster, states: dict) -> dict:
     """topic -> partition -> the state znode (/brokers/topics/<t>/partitions/<p>/state: leader,
     leader_epoch, isr, controller_epoch), read from ZooKeeper; {"error": ...} where it is absent."""
@@ -212,7 +237,8 @@ def zk_states(c: Cluster, states: dict) -> dict:
     out: dict = {}
     for (t, p), path in zip(keys, paths):
         raw = got.get(path)
-        out.setdefault(t, {})[p] = json.loads(raw) if raw else {"error": f"{path}: not read"}
+        ok = raw and raw.startswith("{")
+        out.setdefault(t, {})[p] = json.loads(raw) if ok else {"error": f"{path}: not read ({raw})"}
     return out
 
 

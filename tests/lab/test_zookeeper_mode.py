@@ -54,9 +54,11 @@ def test_zookeeper_shell_answers_pair_with_paths():
             '{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":0,"isr":[2,3,1]}',
             "org.apache.zookeeper.KeeperException$NoNodeException: KeeperErrorCode = NoNode for /x",
             '{"version":1,"brokerid":1,"timestamp":"1795772927947"}',
+            "org.apache.zookeeper.KeeperException$ConnectionLossException: KeeperErrorCode = ConnectionLoss for /y",
         ]
     )
-    got = cl.parse_zk_shell(out, ["/a", "/x", "/controller", "/never-answered"])
+    got = cl.parse_zk_shell(out, ["/a", "/x", "/controller", "/y", "/never-answered"])
+    assert got["/y"].startswith("error:")  # not read is not absent
     assert json.loads(got["/a"])["leader_epoch"] == 0
     assert got["/x"] is None and got["/never-answered"] is None
     assert json.loads(got["/controller"])["brokerid"] == 1
