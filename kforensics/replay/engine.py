@@ -111,7 +111,7 @@ def choose_leader(replicas: list[Replica], loaded: dict[int, Restarted] | None =
 
     With ``loaded`` the comparison is on each replica as its broker loads it.
     """
-    def key(r: Replica):
+    def key(r: Replica) -> tuple[int, int, int]:
         if loaded is not None:
             rs = loaded[r.broker_id]
             latest = max(rs.cache.latest_epoch if rs.cache.latest_epoch is not None else -1,
@@ -381,7 +381,7 @@ def _judge_replicas(states: dict[int, ReplicaState], outcomes: dict[int, Replica
     return findings
 
 
-def _elect(ev: dict, states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],
+def _elect(ev: dict[str, Any], states: dict[int, ReplicaState], by_id: dict[int, Replica], offline: set[int],
            outcomes: dict[int, ReplicaOutcome], fallback: int, mode: KafkaVersion, elections: list[_Election]
            ) -> tuple[int, int | None]:
     chosen = ev["leader"]

@@ -22,6 +22,7 @@ from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
 from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
+from .verdicts import RecordDigest
 
 
 def lost_records(p: PartitionReplay) -> dict[str, int]:
@@ -61,7 +62,7 @@ def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: li
     return windowed(replicas, floor), lower
 
 
-def _replay(replicas: list[Replica], reload: Reload, **kw) -> tuple[PartitionReplay, list[Replica]]:
+def _replay(replicas: list[Replica], reload: Reload, **kw: Any) -> tuple[PartitionReplay, list[Replica]]:
     """``replay_partition``, widening the window each time the replay reaches below it."""
     while True:
         try:
@@ -76,7 +77,7 @@ def _replay(replicas: list[Replica], reload: Reload, **kw) -> tuple[PartitionRep
 
 def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: KafkaVersion = LATEST,
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
-                 what_if: bool = False, digests: Callable[[Replica, Any], list] | None = None,
+                 what_if: bool = False, digests: Callable[[Replica, Any], list[RecordDigest]] | None = None,
                  summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None,
                  restart: RestartEvidence | None = None, min_insync_replicas: int | None = None) -> PartitionReplay:
     """Replay one partition group, with the controller's record when there is one.

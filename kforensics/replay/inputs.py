@@ -23,7 +23,7 @@ from .verdicts import RecordDigest
 class ReplicaCollector:
     """A scan batch sink that keeps, per partition dir, the columns replay needs (never the whole table)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts: dict[str, list[np.ndarray]] = defaultdict(list)
         self.segments: dict[str, list[Any]] = defaultdict(list)
         self.digests: dict[str, SummaryBuilder] = defaultdict(SummaryBuilder)

@@ -11,6 +11,7 @@ damaged, so it is marked (``crc_valid``) rather than given another identity.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ _DEFAULTS = {"crc_valid": 1, "segment": -1, "position": -1}
 def same_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per row of two equally long row arrays, whether the identity columns agree (compared column by column:
     no temporary of the rows' width, no reduction across it)."""
-    same = a[:, 0] == b[:, 0]
+    same: np.ndarray = a[:, 0] == b[:, 0]
     for c in range(1, IDENTITY.stop):
         same &= a[:, c] == b[:, c]
     return same
@@ -60,7 +61,7 @@ class BatchLog:
         return cls(np.empty((0, len(COLUMNS)), dtype=np.int64))
 
     @classmethod
-    def from_rows(cls, rows) -> BatchLog:
+    def from_rows(cls, rows: Sequence[Sequence[int]]) -> BatchLog:
         """Rows of the leading columns; missing trailing columns take their defaults (valid, not on a disk)."""
         arr = np.array(rows, dtype=np.int64)
         arr = arr.reshape(len(rows), -1) if len(rows) else np.empty((0, len(COLUMNS)), dtype=np.int64)
@@ -70,7 +71,7 @@ class BatchLog:
         return cls(arr)
 
     def __len__(self) -> int:
-        return self.data.shape[0]
+        return int(self.data.shape[0])
 
     def col(self, name: str) -> np.ndarray:
         return self.data[:, _C[name]]
@@ -134,7 +135,8 @@ class BatchLog:
         rows = np.minimum(at, len(theirs) - 1)
         if order is not None:
             rows = order[rows]
-        return found & same_rows(self.data, other.data[rows])
+        matched: np.ndarray = found & same_rows(self.data, other.data[rows])
+        return matched
 
     def is_sorted(self) -> bool:
         """Whether base offsets strictly increase (always, unless the evidence is damaged)."""
@@ -223,7 +225,8 @@ class Replica:
     epoch_checkpoint: list[tuple[int, int]] | None = None
     cleaner_offset: int | None = None
     source: str | None = None  # the partition dir
-    segments: list = field(default_factory=list)  # segment paths (any source), indexed by the "segment" column
+    # segment paths (any source), indexed by the "segment" column
+    segments: list[Any] = field(default_factory=list)
     recovery: RecoveryPlan | None = None
     clean_shutdown: bool = False
     cluster_id: str | None = None

@@ -93,7 +93,7 @@ class ReplicaState:
                 elif epoch >= 0 and base >= 0:  # a damaged base offset cannot start an epoch
                     self.cache.assign(epoch, base)
 
-    def state_key(self, *extra: Any) -> tuple:
+    def state_key(self, *extra: Any) -> tuple[Any, ...]:
         """What decides the next round: a loop that meets the same key again repeats forever."""
         last = tuple(self.log.identity()[-1].tolist()) if len(self.log) else ()
         return (self.leo, tuple(self.cache.entries), last, *extra)
@@ -126,7 +126,7 @@ class Decision:
                               "converges (Kafka bounds neither loop)")
 
 
-def truncation_state(f: ReplicaState, le: int, lo: int, fetch_offset: int, rec: dict | None = None
+def truncation_state(f: ReplicaState, le: int, lo: int, fetch_offset: int, rec: dict[str, Any] | None = None
                      ) -> tuple[int, bool, str]:
     """``getOffsetTruncationState``: (offset, complete, why) for a leader answer ``(le, lo)``.
 
@@ -178,7 +178,7 @@ def _epoch_loop(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: De
     """OffsetsForLeaderEpoch before 2.8: one round (0.11 - 1.1) or KIP-279 rounds (2.0 - 2.7)."""
     d.path = "epoch-loop"
     fetch_offset = f.leo if mode.initial_fetch_from_leo else f.hw
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
     for rnd in range(MAX_ROUNDS):
         ask = f.cache.latest_epoch
         if ask is None:
@@ -221,7 +221,7 @@ def _fetch_loop(f: ReplicaState, leader: ReplicaState, mode: KafkaVersion, d: De
         if f.hw < f.leo:
             d.path = "hw"
         d.truncated(f, min(f.hw, f.leo), "no epochs: truncated to the high watermark")
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
     for rnd in range(MAX_ROUNDS):
         fetch_offset = f.leo
         key = f.state_key(last_epoch)

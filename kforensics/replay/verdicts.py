@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..catalogue import VERDICTS
+from ..severity import Severity
 from .replica import BatchLog
 
 #: at most this many offset ranges or producer ids are listed in one verdict (the counts cover all)
@@ -39,7 +41,7 @@ class Verdict:
     producer_ids: list[int] = field(default_factory=list)
     cause: str = ""  # what did it: "truncation", "recovery", "election", ...
     detail: str = ""
-    facts: dict = field(default_factory=dict)  # code-specific facts (JSON values), e.g. the rounds that repeat
+    facts: dict[str, Any] = field(default_factory=dict)  # code-specific facts (JSON values), e.g. rounds that repeat
     digests: list[RecordDigest] | None = None  # key/value digests, when asked for
     _batches: BatchLog | None = None  # the affected batches (to read digests back); not serialised
 
@@ -52,7 +54,7 @@ class Verdict:
         return self._batches
 
     @property
-    def severity(self):
+    def severity(self) -> Severity:
         return VERDICTS[self.code].severity
 
 
@@ -67,7 +69,7 @@ def offset_ranges(base: np.ndarray, last: np.ndarray, limit: int = MAX_LISTED) -
 
 
 def verdict_over(code: str, batches: BatchLog, *, cause: str, detail: str, extra: Sequence[tuple[int, int]] = (),
-                 **facts) -> Verdict:
+                 **facts: Any) -> Verdict:
     """A verdict covering ``batches``: their offset ranges, record count, bytes and producers.
 
     ``extra`` adds offset ranges no readable batch stands for (a torn batch, zeroed bytes).
