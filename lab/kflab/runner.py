@@ -123,6 +123,8 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
     from .report import write_run
 
     run_dir = Path(out_root) / f"{scenario}-{version}-s{seed}"
+    if run_dir.exists() and any(run_dir.iterdir()):  # a run of the same seed before: kept aside, never mixed in
+        run_dir.rename(run_dir.with_name(f"{run_dir.name}.prev-{int(time.time())}"))
     run_dir.mkdir(parents=True, exist_ok=True)
     result = {"scenario": scenario, "version": version, "seed": seed, "run_dir": str(run_dir)}
     try:
