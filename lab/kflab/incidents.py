@@ -253,7 +253,48 @@ def _stop_ns_producer(w: Workload, p: procs.Proc, out: Path, stop: Path, story: 
     _note(story, "namespace producer stopped", acked=len(acks["acked"]), failed=len(acks["failed"]))
 
 
+# The CI subset's three incidents in one cluster (brokers 1, 2, 3): broker 1 leads orders-0 and events-0; events
+# has two replicas (1, 2), so freezing broker 2 alone leaves events-0's ISR at its leader while orders-0 keeps two
+# in-sync replicas (1, 3) and goes on taking acks=all writes.
+COMBINED_ORDERS = TopicSpec("orders", partitions=2, min_isr=2, unclean=False, assignment=[[1, 3, 2], [3, 2, 1]])
+COMBINED_EVENTS = TopicSpec("events", partitions=1, min_isr=1, unclean=True, assignment=[[1, 2]])
+
+
+def crash_unclean_torn(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(a)+(b)+(c) in one cluster: the follower of events-0 frozen until out of its ISR; acks=1 writes on the
+    lone leader of events-0 and acks=all writes in flight to the same broker as leader of orders-0; that broker
+    killed (power loss: its active segments of orders and events cut mid-batch) and the follower thawed: orders-0
+    elects cleanly within its ISR, events-0 uncleanly; writes go on to both new leaders."""
+    st = w.state("events")[0]
+    victim = st["leader"]
+    follower = next(b for b in st["replicas"] if b != victim)
+    _note(story, "leaders", events=victim, orders=w.state("orders")[0]["leader"])
+    c.freeze(follower)
+    _note(story, "SIGSTOP follower", broker=follower)
+    _wait_out_of_isr(w, "events", 0, {follower}, 45)
+    n = rng.randint(5, 30)
+    w.produce("events", "one", n, partition=0)
+    _note(story, "acks=1 writes on the lone leader", records=n)
+    w.produce("orders", "all", rng.randint(5, 20), partition=0, flush_s=0)  # in flight when the leader dies
+    c.kill9(victim)
+    cuts = {}
+    for pdir in sorted(c.data_dir(victim).iterdir()):
+        if pdir.is_dir() and pdir.name in ("orders-0", "events-0"):
+            r = _cut_tail(pdir, rng)
+            if r:
+                cuts[pdir.name] = r
+    _note(story, "kill -9 leader and torn tail", broker=victim, cuts=cuts)
+    c.thaw(follower)
+    _note(story, "SIGCONT follower", broker=follower)
+    w.producer("all").flush(20)
+    for topic in ("orders", "events"):
+        _note(story, "new leader", topic=topic, **w.wait_leader_not(topic, 0, victim, 60))
+    w.produce("orders", "all", rng.randint(5, 20), partition=0)
+    w.produce("events", "one", rng.randint(3, 15), partition=0)
+
+
 INCIDENTS = {
+    "crash-unclean-torn": crash_unclean_torn,
     "leader-crash": leader_crash,
     "unclean-election": unclean_election,
     "torn-tail": torn_tail,
@@ -264,7 +305,7 @@ INCIDENTS = {
     "network-partition": network_partition,
 }
 NEEDS_NETNS = {"network-partition"}  # staged on a cluster whose nodes each have a network namespace
-TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN]}
+TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN], "crash-unclean-torn": [COMBINED_ORDERS, COMBINED_EVENTS, TXN]}
 
 
 def topics_for(name: str) -> list[TopicSpec]:

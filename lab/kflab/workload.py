@@ -42,6 +42,10 @@ class TopicSpec:
     min_isr: int = 2
     unclean: bool = False
     segment_bytes: int = 1048576
+    assignment: list[list[int]] | None = None  # replicas per partition, the first the preferred leader
+
+    def replication(self, partition: int) -> int:
+        return len(self.assignment[partition]) if self.assignment else 3
 
     def configs(self) -> dict:
         return {
@@ -83,7 +87,12 @@ class Workload:
     # -- admin ---------------------------------------------------------------------------------
     def create_topics(self, specs: list[TopicSpec], timeout_s: float = 60) -> None:
         fs = self.admin.create_topics(
-            [NewTopic(s.name, s.partitions, 3, config=s.configs()) for s in specs],
+            [
+                NewTopic(s.name, len(s.assignment), replica_assignment=s.assignment, config=s.configs())
+                if s.assignment
+                else NewTopic(s.name, s.partitions, 3, config=s.configs())
+                for s in specs
+            ],
             operation_timeout=timeout_s,
             request_timeout=timeout_s,
         )
@@ -91,7 +100,7 @@ class Workload:
             f.result(timeout=timeout_s)
         for s in specs:
             for p in range(s.partitions):
-                self.wait_isr(s.name, p, 3, timeout_s)
+                self.wait_isr(s.name, p, s.replication(p), timeout_s)
 
     def state(self, topic: str) -> dict:
         """partition -> {leader, replicas, isr} as the brokers' metadata says now."""
