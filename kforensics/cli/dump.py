@@ -190,23 +190,24 @@ def _decoded_fields(decode: Callable[[bool, bytes | None], str | None], key: byt
 def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: bool, out: TextIO,
                   payloads: Any = None) -> list[Finding]:
     # the segment machinery (numpy, the compiled kernels) is imported only when a file of batches is dumped
-    from ..dump.segment import BatchEvent, DumpOptions, RecordChunkEvent, SegmentDump, dump_segment, partition_topic
+    from ..dump.segment import (
+        BatchEvent,
+        BatchGroupEvent,
+        DumpOptions,
+        RecordChunkEvent,
+        SegmentDump,
+        dump_segment,
+        partition_topic,
+    )
     from .dump_text import batch_line, damaged_ranges, record_chunk_json, record_chunk_lines, record_line, stop_lines
 
     decode = _registry_decode(payloads, partition_topic(path) or "")
     # records a chunk of rows at a time unless a registry's schemas decode them (that path is per record)
-    opts = DumpOptions(**options, chunks=decode is None)
+    opts = DumpOptions(**options, chunks=decode is None, groups=decode is None)
     result = SegmentDump(path, classify_name(path))
     file_json = dumps(path)
     if fmt == "text":
-        out.write(f"Dumping {printable(path)}\n")
-        kind = result.kind
-        if kind.kind == "log":
-            out.write(f"Log starting offset: {kind.base_offset if kind.base_offset is not None else 0}\n")
-        elif kind.kind == "kraft_snapshot":
-            out.write(f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}\n")
-        elif kind.kind == "bootstrap_snapshot":
-            out.write("KRaft bootstrap snapshot\n")
+        _text_header(path, result.kind, out)
     recovered: list[list[int]] = []  # runs of entries found after the point Kafka's reader stops
     for ev in dump_segment(_source(path), opts, result):
         if isinstance(ev, BatchEvent) and ev.entry.recovered:
@@ -218,7 +219,9 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                 recovered[-1][4] += 1
             else:
                 recovered.append([e.position, end, first, e.last_offset, 1])
-        if isinstance(ev, RecordChunkEvent):
+        if isinstance(ev, BatchGroupEvent):  # a run of batches: its lines built a column at a time
+            out.write(_group_lines(ev, fmt, opts.print_data, skip_metadata, file_json))
+        elif isinstance(ev, RecordChunkEvent):
             if fmt == "text":
                 out.writelines(record_chunk_lines(ev.entry, ev.records, opts.print_data, skip_metadata))
             else:
@@ -262,6 +265,24 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
                          "non_consecutive_count": result.non_consecutive_count,
                          "max_bytes": opts.max_bytes}) + "\n")
     return result.findings
+
+
+def _text_header(path: str, kind: Any, out: TextIO) -> None:
+    """kafka-dump-log's first lines for a file of batches."""
+    out.write(f"Dumping {printable(path)}\n")
+    if kind.kind == "log":
+        out.write(f"Log starting offset: {kind.base_offset if kind.base_offset is not None else 0}\n")
+    elif kind.kind == "kraft_snapshot":
+        out.write(f"Snapshot end offset: {kind.base_offset}, epoch: {kind.epoch}\n")
+    elif kind.kind == "bootstrap_snapshot":
+        out.write("KRaft bootstrap snapshot\n")
+
+
+def _group_lines(ev: Any, fmt: str, print_data: bool, skip_metadata: bool, file_json: str) -> str:
+    """A run of batches' text or NDJSON (pyarrow is imported only when a run is dumped)."""
+    from .dump_columns import group_json, group_text
+
+    return group_text(ev, print_data, skip_metadata) if fmt == "text" else group_json(ev, print_data, file_json)
 
 
 @functools.cache

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from ..checks.offsets import OffsetCheck, check_attributes
 from ..findings import DecodeError, Finding, FindingLog
 from ..formats.compression import CODECS
@@ -40,6 +42,8 @@ from ..log.file_kinds import METADATA_TOPIC, FileKind, classify_name, parse_part
 from ..log.record_offsets import wrap_sequence
 from ..log.records import DEFAULT_MAX_DECOMPRESSED, TIMESTAMP_TYPES, BatchEntry, EntryRecords, Record, batch_entry
 from ..log.segment_reader import Batch, SegmentReader
+from . import batch_groups
+from .batch_groups import BatchGroup, runs
 from .record_chunks import GROUP_BYTES, GROUP_RECORDS, Chunk, RecordChunks, decode_group, group_size
 
 #: non-consecutive offset pairs kept (kafka-dump-log's report); the rest are counted
@@ -58,6 +62,8 @@ class DumpOptions:
     # hand out the records of plain v2 batches as chunks of columns (RecordChunkEvent), not one RecordEvent each:
     # for a renderer that formats rows itself (the CLI's); what a record decodes to is the same
     chunks: bool = False
+    # with chunks: hand out runs of small clean v2 batches as one BatchGroupEvent each (their batch events included)
+    groups: bool = False
 
 
 @dataclass
@@ -87,6 +93,18 @@ class RecordChunkEvent:
     entry: BatchEntry
     records: RecordChunks
     file: str
+
+
+@dataclass
+class BatchGroupEvent:
+    """A run of batches and their records as columns (:class:`BatchGroup`), in place of their batch and record
+    events; ``previous_last[i]`` is the last offset of the entry before batch ``i`` where ``non_consecutive[i]``
+    (a :class:`BatchEvent`'s ``non_consecutive_after``)."""
+
+    group: BatchGroup
+    file: str
+    non_consecutive: np.ndarray
+    previous_last: np.ndarray
 
 
 @dataclass
@@ -135,7 +153,7 @@ def internal_decoder(path: str, kind: FileKind, forced: str | None = None) -> Mo
 
 
 def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
-                 ) -> Iterator[BatchEvent | RecordEvent | RecordChunkEvent]:
+                 ) -> Iterator[BatchEvent | RecordEvent | RecordChunkEvent | BatchGroupEvent]:
     """The events of one file of batches; ``result`` (when given) receives the summary as the stream ends."""
     label = str(path)
     kind = classify_name(label)
@@ -163,7 +181,16 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
             ranges.feed(table, label)
             check_attributes(table, label, log.add)
             grouped = opts.chunks and deep and not meta and internal is None
-            for b, decoded in _batches(reader, table.data.tolist(), grouped):
+            items = (_runs(reader, table.data) if grouped and opts.groups
+                     else _batches(reader, table.data.tolist(), grouped))
+            for item in items:
+                if isinstance(item, BatchGroup):
+                    ev = _group_event(item, label, prev_last, result)
+                    read_end = _read_end(item, read_end)
+                    prev_last = int(item.batches[-1, COL["last_offset"]])
+                    yield ev
+                    continue
+                b, decoded = item
                 row = b.row
                 if row[COL["position"]] == read_end:
                     read_end += row[COL["size_in_bytes"]]
@@ -191,6 +218,52 @@ def dump_segment(path: Any, opts: DumpOptions, result: SegmentDump | None = None
         result.recovered_batches = recovered if cut else s.recovered_batches
         log.extend(s.findings)
         result.findings = log.findings()
+
+
+def _runs(reader: SegmentReader, data: np.ndarray) -> Iterator[BatchGroup | tuple[Batch, Chunk | None]]:
+    """:func:`runs` of a table, each batch on its own as the shallow :class:`Batch`."""
+    for item in runs(reader, data, DEFAULT_MAX_DECOMPRESSED):
+        if isinstance(item, BatchGroup) and len(item.records) >= batch_groups.MIN_RUN_RECORDS:
+            yield item
+        elif isinstance(item, BatchGroup):  # a short run: its batches on their own, their records decoded
+            rows, first = item.batches.tolist(), item.first_record.tolist()
+            for j, row in enumerate(rows):
+                raw = reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]])
+                yield Batch(row, raw), (item.payload, item.records[first[j] : first[j + 1]])
+        else:
+            row = data[item].tolist()
+            yield Batch(row, reader.entry_bytes(row[COL["position"]], row[COL["size_in_bytes"]])), None
+
+
+def _read_end(g: BatchGroup, read_end: int) -> int:
+    """Where the entries read one after another from the start end, after a run's."""
+    pos, size = g.batches[:, COL["position"]], g.batches[:, COL["size_in_bytes"]]
+    if pos[0] == read_end and (pos[1:] == (pos + size)[:-1]).all():
+        return int(pos[-1] + size[-1])
+    for p, n in zip(pos.tolist(), size.tolist()):
+        read_end += n if p == read_end else 0
+    return read_end
+
+
+def _group_event(g: BatchGroup, label: str, prev_last: int | None, result: SegmentDump) -> BatchGroupEvent:
+    """A run's event, with kafka-dump-log's non-consecutive offsets counted as :func:`_entry_events` counts
+    them."""
+    b = g.batches
+    first, last = b[:, COL["base_offset"]], b[:, COL["last_offset"]]
+    before = np.empty(len(b), dtype=np.int64)
+    before[1:] = last[:-1]
+    before[0] = last[0] if prev_last is None else prev_last  # no entry before: never non-consecutive
+    with np.errstate(over="ignore"):
+        jump = (first != before + 1) | (before == np.iinfo(np.int64).max)  # Python's sum does not wrap there
+    if prev_last is None:
+        jump[0] = False
+    result.batches += len(b)
+    hits = np.flatnonzero(jump)
+    if len(hits):
+        result.non_consecutive_count += len(hits)
+        room = MAX_NON_CONSECUTIVE - len(result.non_consecutive)
+        result.non_consecutive += list(zip(before[hits[:room]].tolist(), first[hits[:room]].tolist()))
+    return BatchGroupEvent(g, label, jump, before)
 
 
 def _batches(reader: SegmentReader, rows: list[list[int]], grouped: bool) -> Iterator[tuple[Batch, Chunk | None]]:
