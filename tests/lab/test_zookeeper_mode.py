@@ -120,3 +120,18 @@ def test_live_zookeeper_cluster_leader_and_epoch_from_znodes(tmp_path):
     assert replay is not None, res["replay"].get("error")
     assert {(p["topic"], p["partition"]) for p in replay["partitions"]} >= {("orders", 0)}
     assert time.monotonic() - t0 < 90, f"{time.monotonic() - t0:.0f}s"
+
+
+def test_zookeeper_controller_restart_model():
+    # real Kafka 2.8.2 (a lab run: leader-crash, restart order 1, 3, 2), from its state-change log:
+    #   orders-0 (Leader:3,ISR:3,1,LeaderEpoch:1) -> (Leader:-1,ISR:1,LeaderEpoch:2) after removing replica 3
+    #   from the ISR as part of transition to OfflineReplica -> LeaderAndIsr(leader=1, leaderEpoch=3, isr=List(1))
+    from kflab import zkmodel
+
+    assert zkmodel.restart({"leader": 3, "leader_epoch": 1, "isr": [1, 3]}, [2, 3, 1], [1, 3, 2]) == (1, 3)
+    # events-0: its leader 1 is the first back; replica 3 leaves the ISR (epoch 1 -> 2), no election
+    assert zkmodel.restart({"leader": 1, "leader_epoch": 1, "isr": [1, 3]}, [2, 1, 3], [1, 3, 2]) == (1, 2)
+    # real Kafka 3.9.1 in ZooKeeper mode (network-partition, order 2, 1, 3): events-0 (Leader:3,ISR:3,LeaderEpoch:2)
+    # after removing replica 1, (Leader:-1,ISR:3,LeaderEpoch:3) after removing replica 3 (an ISR of one stays),
+    # nobody in the ISR until broker 3 is back last: leader=3, leaderEpoch=4
+    assert zkmodel.restart({"leader": 3, "leader_epoch": 1, "isr": [3, 1]}, [2, 3, 1], [2, 1, 3]) == (3, 4)
