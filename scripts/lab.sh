@@ -18,6 +18,6 @@ py="$root/.venv/bin/python"
 "$py" -c 'import confluent_kafka' 2>/dev/null || "$py" -m pip install -q confluent-kafka
 cd "$root/lab"
 case "${1:-}" in
-  run|recompare|summary|campaign|export) exec "$py" -m kflab "$@" ;;
+  run|recompare|summary|campaign|export|zk-explain) exec "$py" -m kflab "$@" ;;
   *) exec "$py" -m kflab campaign "$@" ;;
 esac

@@ -95,6 +95,26 @@ def _summary(args) -> int:
     return 0
 
 
+def _zk_explain(args) -> int:
+    """The ZooKeeper-mode controller model (kflab/zkmodel.py) beside Kafka and kforensics, per partition."""
+    from .jars import zk_mode
+    from .zkmodel import explain
+
+    rows = []
+    for p in sorted(Path(args.out_dir).glob("*/result.json")):
+        r = json.loads(p.read_text())
+        if r.get("status") == "compared" and zk_mode(r["version"]):
+            rows += [{"run": p.parent.name, **e} for e in explain(r)]
+    print("| run | partition | model (leader, epoch) | Kafka | kforensics |\n|---|---|---|---|---|")
+    for e in rows:
+        print(f"| {e['run']} | {e['partition']} | {e['model']} | {e['kafka']} | {e['kforensics']} |")
+    n = len(rows)
+    model_ok = sum(e["model"] == e["kafka"] for e in rows)
+    kf_ok = sum(e["kforensics"] == e["kafka"] for e in rows)
+    print(f"\n{n} partitions: the model names Kafka's leader and epoch in {model_ok}, kforensics in {kf_ok}")
+    return 0
+
+
 def _export(args) -> int:
     from .fixtures import export
 
@@ -133,15 +153,22 @@ def main(argv=None) -> int:
     )
     sm = sub.add_parser("summary")
     sm.add_argument("out_dir")
+    zx = sub.add_parser("zk-explain")
+    zx.add_argument("out_dir")
     ex = sub.add_parser("export")
     ex.add_argument("run_dir")
     ex.add_argument("dest")
     args = ap.parse_args(argv)
     install_handlers()
     try:
-        return {"run": _run, "campaign": _campaign, "recompare": _recompare, "summary": _summary, "export": _export}[
-            args.cmd
-        ](args)
+        return {
+            "run": _run,
+            "campaign": _campaign,
+            "recompare": _recompare,
+            "summary": _summary,
+            "export": _export,
+            "zk-explain": _zk_explain,
+        }[args.cmd](args)
     finally:
         kill_all()
 

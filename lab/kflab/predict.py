@@ -127,7 +127,9 @@ def run_spark(kf: list[str], evidence: Path, out_dir: Path, kafka_version: str, 
         return {"argv": argv, "error": f"timed out after {timeout_s}s"}
     rec = {"argv": argv, "exit": r.returncode}
     if r.returncode not in (0, 1) or not (tables / "verdicts").exists():
+        (out_dir / "spark-stderr.txt").write_text(r.stderr)  # Spark's traces are long; the cause is early on
         rec["error"] = (r.stderr or r.stdout)[-2000:]
+        rec["stderr"] = str(out_dir / "spark-stderr.txt")
         return rec
     out = out_dir / "spark-verdicts.json"
     out.write_text(json.dumps(spark_verdicts(tables / "verdicts"), indent=1))
