@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .options import fail_on_option, format_option, kafka_version_option, metadata_option
+from .options import fail_on_option, format_option, kafka_version_option, metadata_option, s3_endpoint_option
 from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:  # the job's modules and Spark are imported only when the command runs
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
 @alive_option
 @min_insync_replicas_option
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
+@s3_endpoint_option()
 @format_option("The summary on stdout: a table per cluster and a summary line, or one JSON document.")
 @click.option("--tables", "tables", metavar="NAME[,NAME...]",
               help="Write only these tables (e.g. verdicts,findings: no batches table); the default is every table. "

@@ -46,6 +46,11 @@ def listdir(fs: FileSystem, path: str) -> list[str]:
     return sorted(posixpath.basename(i.path) for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)))
 
 
+def is_object_store(fs: FileSystem) -> bool:
+    """Whether ``fs`` is an object store (S3): keys under prefixes, no directories (see :func:`mkdirs`)."""
+    return fs is not None and getattr(fs, "type_name", "") == "s3"
+
+
 def rmtree(fs: FileSystem, path: str) -> None:
     """Remove a directory and everything in it (a file, or nothing, alike)."""
     if fs is None:
@@ -53,21 +58,66 @@ def rmtree(fs: FileSystem, path: str) -> None:
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.lexists(path):
             os.remove(path)
+    elif is_object_store(fs):
+        _delete_objects(fs, path)
     elif exists(fs, path):
         fs.delete_dir(path)
 
 
+def _delete_objects(fs: pafs.FileSystem, path: str) -> None:
+    """Every object under the prefix ``path`` deleted, then each "directory" the deepest first.
+
+    Not pyarrow's ``delete_dir`` alone: it deletes every key under the prefix in one ``DeleteObjects`` request, in
+    listing order, so a directory's key comes before the keys inside it; a store that keeps keys as files cannot
+    remove a directory that still holds files (s3proxy's ``filesystem-nio2`` answers 500 DirectoryNotEmpty, its
+    older ``filesystem`` backend retries for 10 s per directory).  S3 itself deletes in any order.
+    """
+    from pyarrow import fs as pafs
+
+    infos = {i.path: i.type for i in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True))}
+    for p in sorted(infos, key=lambda p: (-p.count("/"), p)):
+        try:
+            if infos[p] == pafs.FileType.File:
+                fs.delete_file(p)
+            else:
+                fs.delete_dir(p)  # its files are gone, and so are the directories inside it
+        except FileNotFoundError:
+            pass  # a directory that was only the prefix of the keys just deleted
+    try:
+        fs.delete_dir(path)
+    except FileNotFoundError:
+        pass
+
+
 def move(fs: FileSystem, src: str, dst: str) -> None:
+    """Move a file or a directory (on an object store, which renames nothing, each object under ``src`` is copied
+    to the same key under ``dst`` and then ``src`` is deleted: pyarrow's ``move`` moves one object only)."""
     if fs is None:
         os.replace(src, dst)
+    elif is_object_store(fs) and fs.get_file_info(src).type == _directory():
+        from pyarrow import fs as pafs
+
+        for info in fs.get_file_info(pafs.FileSelector(src, recursive=True)):
+            if info.type == pafs.FileType.File:
+                fs.copy_file(info.path, dst + info.path[len(src):])
+        _delete_objects(fs, src)
     else:
         fs.move(src, dst)
 
 
+def _directory() -> object:
+    from pyarrow import fs as pafs
+
+    return pafs.FileType.Directory
+
+
 def mkdirs(fs: FileSystem, path: str) -> None:
+    """Create a directory; nothing on an object store, where a key needs no parent: the empty "directory marker"
+    object pyarrow would write there is deleted with the objects under it in one ``DeleteObjects`` request, which
+    stores that keep keys as files refuse while the directory still holds them (s3proxy's backends)."""
     if fs is None:
         os.makedirs(path, exist_ok=True)
-    else:
+    elif not is_object_store(fs):
         fs.create_dir(path, recursive=True)
 
 

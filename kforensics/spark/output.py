@@ -43,7 +43,12 @@ def check_output(out: str, snapshots: list[Snapshot], overwrite: bool, metadata:
     filesystem, out_path = split_uri(out)
     if filesystem is None and os.path.lexists(out_path) and not os.path.isdir(out_path):
         raise OutputExists(f"{out} exists and is not a directory")
-    existing = [n for n in files.listdir(filesystem, out_path) if not n.startswith(".")]
+    try:
+        existing = [n for n in files.listdir(filesystem, out_path) if not n.startswith(".")]
+    except OSError as e:  # a store's bucket that is not there, credentials refused, no answer
+        from ..log.object_store import explain
+
+        raise OutputRefused(f"{out}: cannot list it: {explain(e)}") from None
     if existing and not overwrite:
         raise OutputExists(f"{out} already holds {', '.join(existing[:5])}; use --overwrite to replace it")
     foreign = [n for n in existing if n not in TABLES]

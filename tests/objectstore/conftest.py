@@ -27,7 +27,8 @@ def archive(src: Path, gz: bool) -> bytes:
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory):
     """The running server; bucket ``evidence`` holds the damaged fixture broker (dir, .tar, .tgz, a .tgz cut in
-    half) and, when ../shared is there, the three real KRaft brokers of hiage; bucket ``scratch`` is empty."""
+    half) and, when ../shared is there, the three real KRaft brokers of hiage; bucket ``scratch`` is empty; bucket
+    ``locked`` holds the damaged broker too, refused to ``s3server.READER``."""
     why = s3server.missing()
     if why:
         pytest.skip(why)
@@ -44,6 +45,7 @@ def s3(tmp_path_factory):
     server = s3server.start_server(work)
     server.put_tree(local / "big", "evidence", "big")
     server.put_tree(FIXTURES, "evidence", "damaged")
+    server.put_tree(FIXTURES, s3server.DENIED_BUCKET, "damaged")  # there, but the reader is denied it
     for name in ("damaged.tgz", "damaged.tar", "cut.tgz", "big.tar"):
         server.put_tree(local / name, "evidence", f"archives/{name}")
     if HIAGE.is_dir():

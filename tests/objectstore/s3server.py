@@ -1,6 +1,9 @@
 """A real S3-compatible server on loopback for the tests and the benchmark: s3proxy (Maven Central,
 ``org.gaul:s3proxy``, fetched by ``scripts/setup.sh``) on its filesystem backend.
 
+A second identity (:data:`READER`) is valid on the server but denied the bucket :data:`DENIED_BUCKET`: a request
+the store refuses although it accepts the credentials.
+
 Objects are "uploaded" by laying files under the backend's directory before the server starts (a bucket is a
 top-level directory, a key a relative path): the server then serves them as any S3 store does, and its request
 log (``LOG_LEVEL=debug``: one ``request: Request(METHOD url)`` line per request) holds only what the code under
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -25,7 +29,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.6.0"
 JAR_NAME = f"s3proxy-{VERSION}-jar-with-dependencies.jar"
+#: s3proxy's backend: keys as files under a directory.  Not the older ``filesystem`` backend (jclouds'; deprecated
+#: by s3proxy 2.x), which lists every directory as a 4096-byte object of its own name that no request can read
+#: (a recursive listing of ``a/b/c`` shows ``a`` and ``a/b`` as objects), and retries a directory's removal for
+#: 10 s when it is not empty
+BACKEND = "filesystem-nio2"
 IDENTITY, SECRET = "kforensics-test", "kforensics-test-secret"
+#: a second identity, valid on the server, whose requests for :data:`DENIED_BUCKET` the server refuses (403
+#: AccessDenied): its backend is a gateway (jclouds' ``s3`` provider) to this same server as :data:`IDENTITY`,
+#: which may not use that bucket (the bucket locator gives it to :data:`READER` alone), so every request the
+#: gateway forwards is refused upstream (403) and the gateway answers AccessDenied; s3proxy has no bucket policies
+READER, READER_SECRET = "kforensics-reader", "kforensics-reader-secret"
+DENIED_BUCKET = "locked"
 #: seconds after which the server stops whatever happens (the tests take far less)
 LIFETIME = 900
 _REQUEST = re.compile(r"request: Request\((\w+) (\S+)\)")
@@ -91,19 +106,27 @@ class S3Server:
             shutil.copytree(src, dst, dirs_exist_ok=True)
         else:
             shutil.copyfile(src, dst)
+        for f in [dst] if dst.is_file() else (p for p in dst.rglob("*") if p.is_file()):
+            _object_md5(f)
         return f"s3://{bucket}/{prefix}"
 
     def start(self, timeout: float = 60.0) -> S3Server:
         conf = self.basedir.parent / "s3proxy.conf"
         conf.write_text(f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=aws-v2-or-v4\n"
                         f"s3proxy.identity={IDENTITY}\ns3proxy.credential={SECRET}\n"
-                        f"jclouds.provider=filesystem\njclouds.identity={IDENTITY}\njclouds.credential={SECRET}\n"
+                        f"jclouds.provider={BACKEND}\njclouds.identity={IDENTITY}\njclouds.credential={SECRET}\n"
                         f"jclouds.filesystem.basedir={self.basedir}\n", encoding="utf-8")
+        gateway = self.basedir.parent / "s3proxy-gateway.conf"
+        gateway.write_text(f"s3proxy.endpoint={self.endpoint}\ns3proxy.authorization=aws-v2-or-v4\n"
+                           f"s3proxy.identity={READER}\ns3proxy.credential={READER_SECRET}\n"
+                           f"s3proxy.bucket-locator.1={DENIED_BUCKET}\n"
+                           f"jclouds.provider=s3\njclouds.endpoint={self.endpoint}\n"
+                           f"jclouds.identity={IDENTITY}\njclouds.credential={SECRET}\n", encoding="utf-8")
         env = dict(os.environ, LOG_LEVEL="debug", JETTY_LOG_LEVEL="warn")
         with open(self.log, "wb") as out:
             self.proc = subprocess.Popen(
                 ["timeout", "--kill-after=5", str(LIFETIME), "java", "-Xmx256m", "-XX:TieredStopAtLevel=1",
-                 "-jar", str(jar()), "--properties", str(conf)],
+                 "-jar", str(jar()), "--properties", str(conf), "--properties", str(gateway)],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                 preexec_fn=_die_with_parent)
         deadline = time.monotonic() + timeout
@@ -130,6 +153,17 @@ class S3Server:
     def requests(self) -> list[tuple[str, str]]:
         """Every request the server received so far: ``(method, url)``."""
         return _REQUEST.findall(self.log.read_text(errors="replace"))
+
+
+def _object_md5(path: Path) -> None:
+    """What the backend keeps beside an object it was sent (its MD5, the ETag), on our copy laid as the object:
+    ``filesystem-nio2`` lists and serves no file without it.  (Java's user-defined attribute ``user.content-md5``
+    is the Linux extended attribute ``user.user.content-md5``.)"""
+    digest = hashlib.md5()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    os.setxattr(path, "user.user.content-md5", digest.digest())
 
 
 def start_server(workdir: Path) -> S3Server:

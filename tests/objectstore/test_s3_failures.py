@@ -48,6 +48,24 @@ def test_wrong_credentials(s3, command):
         assert "not-the-secret" not in out + err and s3server.SECRET not in out + err
 
 
+def test_a_denied_request(s3, tmp_path):
+    """Credentials the store accepts, for a bucket it refuses them (403 AccessDenied from the server, see
+    ``s3server.READER``): exit 2 saying access was denied (not that the credentials were refused), before Spark
+    starts for ``spark``, and nothing written."""
+    env = s3.env(AWS_ACCESS_KEY_ID=s3server.READER, AWS_SECRET_ACCESS_KEY=s3server.READER_SECRET)
+    uri = f"s3://{s3server.DENIED_BUCKET}/damaged"
+    for args in (["scan", uri], ["spark", uri.replace("s3://", "s3a://"), "--out", str(tmp_path / "out")]):
+        code, out, err, _ = kforensics(env, *args)
+        assert code == 2 and f"{args[1]}: access denied" in err and "credentials" not in err, (args, err)
+        assert s3server.READER_SECRET not in out + err
+    assert not (tmp_path / "out").exists()
+
+
+def test_spark_output_to_a_missing_bucket(s3, tmp_path):
+    code, _, err, _ = kforensics(s3.env(), "spark", "s3a://evidence/damaged", "--out", "s3a://no-such-bucket/out")
+    assert code == 2 and "s3a://no-such-bucket/out: cannot list it: no such bucket" in err, err
+
+
 def test_a_truncated_archive_object_is_read_as_the_local_file_is(s3):
     code, out, err, _ = kforensics(s3.env(), "scan", "--format", "json", "s3://evidence/archives/cut.tgz")
     local = subprocess.run([sys.executable, "-m", "kforensics", "scan", "--format", "json", str(s3.local / "cut.tgz")],
