@@ -45,7 +45,10 @@ def check_output(out: str, snapshots: list[Snapshot], overwrite: bool, metadata:
         raise OutputExists(f"{out} exists and is not a directory")
     try:
         existing = [n for n in files.listdir(filesystem, out_path) if not n.startswith(".")]
-    except OSError as e:  # a store's bucket that is not there, credentials refused, no answer
+        bucket = out_path.split("/", 1)[0]
+        if files.is_object_store(filesystem) and not files.exists(filesystem, bucket):
+            raise OutputRefused(f"{out}: no such bucket (a run creates no bucket)")
+    except OSError as e:  # a store's bucket refused, credentials refused, no answer
         from ..log.object_store import explain
 
         raise OutputRefused(f"{out}: cannot list it: {explain(e)}") from None
