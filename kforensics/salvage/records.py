@@ -163,6 +163,9 @@ class Salvage:
 
     def partition_records(self, p: Any) -> Iterator[SalvagedRecord]:
         """The salvaged records of one partition's replay."""
+        unsettled = leader_unsettled(p)
+        if unsettled is not None:
+            self.summary.findings.append(unsettled)
         losing = losing_batches(p)
         if not losing:
             return
@@ -229,6 +232,23 @@ class Salvage:
                 if rec.transactional and txn is None and pd is not None:
                     txn = TxnStatus(pd, base, findings)
                 yield rec, broker, code, txn.status(rec) if txn is not None else "none"
+
+
+def leader_unsettled(p: Any) -> Finding | None:
+    """A finding when another return order of the brokers elects another leader (or none) for this partition: the
+    records lost, so those salvaged, are the chosen leader's (the replay's ``alternatives``)."""
+    from ..findings import finding
+
+    e = getattr(p, "election", None)
+    others = sorted({b for b in getattr(e, "alternatives", None) or [] if b != p.leader})
+    if not others:
+        return None
+    named = ", ".join("nobody" if b < 0 else f"broker {b}" for b in others)
+    return finding("SALVAGE_LEADER_UNSETTLED", f"{p.topic}-{p.partition}: salvaged for leader {p.leader} (the "
+                   f"brokers back first: {', '.join(map(str, e.returning)) or 'none'}); another return order "
+                   f"elects {named}: restart the controller, let it fence the brokers it holds, then start the "
+                   "brokers in the order salvage was told (--alive) and only then the others",
+                   topic=p.topic, partition=p.partition, leader=p.leader, alternatives=others)
 
 
 def losing_batches(p: Any) -> dict[int, list[tuple[str, np.ndarray]]]:

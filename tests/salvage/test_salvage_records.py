@@ -197,3 +197,20 @@ def test_an_idempotent_record_the_new_leader_holds_at_another_offset_is_kept_a_p
     assert recs == [] and summary.kept_by_leader == 1  # Kafka's duplicate: the same producer epoch and sequence
     recs, summary = salvage_of(_retry_scenario(tmp_path, -1))
     assert [(r.offset, r.value) for r in recs] == [(2, b"retry me")] and summary.kept_by_leader == 0
+
+
+def test_a_leader_another_return_order_changes_is_a_finding():
+    # the lab's unclean election (#25): with brokers 1, 2, 3 all coming back, the replay's leader is 3 and another
+    # order of return elects 1 or 2; Kafka elected 2 when 2 registered first, and salvage for 3 missed its losses
+    from types import SimpleNamespace
+
+    from kforensics.salvage.records import leader_unsettled
+
+    election = SimpleNamespace(alternatives=[1, 2, -1], returning=[1, 2, 3])
+    p = SimpleNamespace(topic="events", partition=0, leader=3, election=election)
+    f = leader_unsettled(p)
+    assert f is not None and f.code == "SALVAGE_LEADER_UNSETTLED" and f.severity.name == "MEDIUM"
+    assert f.facts["alternatives"] == [-1, 1, 2] and "broker 2" in f.message and "nobody" in f.message
+    settled = SimpleNamespace(alternatives=[], returning=[3])
+    assert leader_unsettled(SimpleNamespace(topic="events", partition=0, leader=3, election=settled)) is None
+    assert leader_unsettled(SimpleNamespace(topic="events", partition=0, leader=3, election=None)) is None
