@@ -212,7 +212,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
             partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
                                              progress=progress))
     name_truncated_topics(partitions, findings)
-    findings.extend(tier_scans(partitions, list(seen_paths.values()), metadata_logs, log_starts))
+    timeline = None
     if metadata_logs:
         from ..kraft.timeline import build_timeline
 
@@ -221,6 +221,9 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
         # the timeline reads the metadata segments and snapshots the scan has read: each finding once
         seen = {finding_key(f) for f in findings} | {finding_key(f) for p in partitions for f in p.findings}
         findings.extend(f for f in timeline.findings if finding_key(f) not in seen)
+    # tiered storage: the topic configs the timeline folded (read once), the __remote_log_metadata in these dirs
+    findings.extend(tier_scans(partitions, list(seen_paths.values()), getattr(timeline, "cluster", None),
+                               log_starts))
     for archive in archives_of(seen_paths.values()):
         # members found damaged while they were read (plan_log_dir reported what the archive's index showed)
         known = {finding_key(f) for f in findings}

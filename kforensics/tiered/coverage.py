@@ -96,9 +96,11 @@ def tiered_topics(cluster: Any) -> dict[str, str]:
 
 
 def tiered_facts(scan: Any, checkpoint_log_start: int | None, remote: RemotePartition | None,
-                 recognised_by: list[str]) -> TieredFacts:
+                 recognised_by: list[str], checkpoint_read: bool = True) -> TieredFacts:
     """The facts of one tiered partition replica from its scan (``PartitionScan``), its checkpointed log start
-    and the remote metadata of its topic partition."""
+    (None: no entry, which ``LogManager`` reads as 0 and ``LogLoader`` keeps for a remote-enabled log) and the
+    remote metadata of its topic partition.  ``checkpoint_read`` False: the checkpoint was not at hand (the log
+    start is then taken from the first remote segment)."""
     firsts = [s.first_offset for s in scan.segments if s.first_offset is not None]
     bases = [s.base_offset for s in scan.segments if s.path]
     local = min(bases) if bases else (min(firsts) if firsts else None)
@@ -106,8 +108,10 @@ def tiered_facts(scan: Any, checkpoint_log_start: int | None, remote: RemotePart
     ranges = merged([(s.start_offset, s.end_offset) for s in copied])
     if checkpoint_log_start is not None:
         start, basis = checkpoint_log_start, "log-start-offset-checkpoint"
+    elif checkpoint_read:
+        start, basis = 0, "no log-start-offset-checkpoint entry: 0, which LogLoader keeps for a remote-enabled log"
     elif ranges:
-        start, basis = ranges[0][0], "first remote segment (no log-start-offset-checkpoint entry)"
+        start, basis = ranges[0][0], "first remote segment (the log-start-offset-checkpoint not at hand)"
     else:
         start, basis = local if local is not None else 0, "first local segment (no checkpoint, no remote segment)"
     facts = TieredFacts(start, basis, local, ranges, recognised_by=list(recognised_by),

@@ -36,11 +36,12 @@ def read_tiered_evidence(log_dirs: dict[int | None, list[Any]], metadata: list[A
     return TieredEvidence(tiered_topics(cluster), read_remote_log_metadata(log_dirs))
 
 
-def tier_scans(partitions: list[Any], log_dirs: list[Any], metadata: list[Any],
+def tier_scans(partitions: list[Any], log_dirs: list[Any], cluster: Any,
                log_starts: dict[tuple[str, int], int]) -> list[Finding]:
     """The scan's hook: mark the tiered partitions of one broker's scan (``PartitionScan``) with their facts and
-    findings; returns the findings of the remote log metadata itself."""
-    ev = read_tiered_evidence({None: list(log_dirs)}, metadata)
+    findings (``cluster``: the metadata log's ``ClusterState`` the scan's timeline folded, None without one);
+    returns the findings of the remote log metadata itself."""
+    ev = read_tiered_evidence({None: list(log_dirs)}, None, cluster)
     if not ev.topics and ev.remote is None:
         return []
     apply_to_scans(partitions, log_starts, ev.remote, ev.topics)
@@ -64,7 +65,7 @@ def tier_replicas(ev: TieredEvidence, topic: str, partition: int, replicas: list
         scan = scans.get(r.source or "")
         if scan is None:
             continue
-        facts = scan.tiered if scan.tiered is not None else tiered_facts(scan, None, rp, why)
+        facts = scan.tiered if scan.tiered is not None else tiered_facts(scan, None, rp, why, checkpoint_read=False)
         r.tiered = TieredReplica(facts, rp)
         # LogLoader keeps a remote-enabled log's checkpointed log start, and truncates the epoch cache only there
         r.log_start = min(r.log_start, facts.log_start_offset)
