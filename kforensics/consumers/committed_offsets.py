@@ -15,10 +15,11 @@ order (``GroupMetadataManager.doLoadGroupsAndOffsets`` up to 3.x;
 * the value's ``leaderEpoch`` (v3+, brokers 2.1+) is the epoch of the last
   consumed record; -1 means none.
 
-Memory holds one compact entry per (group, topic, partition) (slotted, its
-strings shared) and the pending commits of open transactions, never the
-records; the Parquet table is written a slice at a time
-(``tables/committed_offsets_file.py``).  Several copies of one partition
+Memory holds one row of columns per (group, topic, partition)
+(:mod:`.offset_store`: no object a group) and the pending commits of open
+transactions, never the records; ``CommittedOffset`` objects are made a slice
+at a time for the Parquet table (``tables/committed_offsets_file.py``) and
+for the checks that ask for them.  Several copies of one partition
 (brokers' replicas) are merged: per key the commit or deletion at the highest
 log offset wins.
 """
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +38,7 @@ from ..formats.group_coordinator import decode
 from ..formats.internal_topics import CoordinatorRecord
 from ..transactions.internal_log import LoggedRecord, logged_records
 from ..transactions.internal_log import coordinator_copies as coordinator_copies  # re-exported
+from .offset_store import OffsetStore, OffsetView, key_bytes
 
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
 Key = tuple[str, str, int]  # group, topic, partition
@@ -74,7 +76,7 @@ class CommittedOffset:
 class CommittedOffsets:
     """Every committed offset found, sorted by group, topic, partition."""
 
-    offsets: list[CommittedOffset] = field(default_factory=list)
+    offsets: Sequence[CommittedOffset] = field(default_factory=list)  # an OffsetView: each made when read
     partitions_read: list[tuple[int | None, int]] = field(default_factory=list)  # (broker, __consumer_offsets N)
     records: int = 0  # offset-commit records read (all copies)
     tombstones: int = 0
@@ -89,12 +91,11 @@ class CommittedOffsets:
 @dataclass
 class CopyOffsets:
     """What one copy (one broker's replica) of one ``__consumer_offsets`` partition yields: per key its latest
-    commit, or the log offset of the tombstone that deleted it (what merging copies needs)."""
+    commit, or the log offset of the tombstone that deleted it (what merging copies needs), in ``store``."""
 
     partition: int
     broker_id: int | None = None
-    loaded: dict[Key, CommittedOffset] = field(default_factory=dict)
-    deleted: dict[Key, int] = field(default_factory=dict)  # key -> log offset of the deleting tombstone
+    store: OffsetStore = field(default_factory=OffsetStore)
     records: int = 0
     tombstones: int = 0
     aborted_commits: int = 0
@@ -191,8 +192,9 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
     merged with :func:`merge_copies`.)
     """
     c = CopyOffsets(pd.partition, broker_id)
+    store = c.store
     log = FindingLog()
-    pending: dict[int, dict[Key, CommittedOffset]] = {}
+    pending: dict[int, dict[bytes, CommittedOffset]] = {}
     for r in logged_records(pd, log):
         if r.control is not None:
             p = pending.pop(r.producer_id, None)
@@ -201,28 +203,26 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
             if r.control != "COMMIT":
                 c.aborted_commits += len(p)
                 continue
-            for key, co in p.items():
-                have = c.loaded.get(key)
-                if have is None or have.log_offset < co.log_offset:
-                    c.loaded[key] = co
-                    c.deleted.pop(key, None)
+            for kb, co in p.items():
+                have = store.loaded(kb)
+                if have is None or store.log_offset(have) < co.log_offset:
+                    store.put(kb, co)
             continue
         rec = _fast_decode(r.key, r.value) or decode(r.key, r.value)
         for f in rec.findings:
             log.add(replace(f, file=r.file, position=r.position))
         if rec.key_type not in OFFSET_KEYS or rec.key is None:
             continue
-        # the topic interned here, so the key and the commit share one string (not one a group)
-        key = (rec.key["group"], sys.intern(rec.key["topic"]), int(rec.key["partition"]))
+        key = (rec.key["group"], rec.key["topic"], int(rec.key["partition"]))
         if keep is not None and not keep(*key):
             continue
+        kb = key_bytes(*key)
         c.records += 1
         if rec.tombstone:
             c.tombstones += 1
-            c.loaded.pop(key, None)
-            c.deleted[key] = r.offset
+            store.delete(kb, r.offset)
             for p in pending.values():
-                p.pop(key, None)
+                p.pop(kb, None)
             continue
         if rec.value is None:
             continue  # a value that does not decode: its finding is listed
@@ -230,10 +230,9 @@ def read_copy(pd: Any, broker_id: int | None = None, *,
         if co.offset < 0:
             log.add(_invalid_commit(co))
         if r.transactional and r.producer_id >= 0:
-            pending.setdefault(r.producer_id, {})[key] = co
+            pending.setdefault(r.producer_id, {})[kb] = co
         else:
-            c.loaded[key] = co
-            c.deleted.pop(key, None)
+            store.put(kb, co)
     c.pending_commits = sum(len(p) for p in pending.values())
     c.findings = log.findings()
     return c
@@ -254,14 +253,18 @@ def merge_copies(copies: Iterable[CopyOffsets]) -> CommittedOffsets:
         out.pending_commits += c.pending_commits
         out.findings += c.findings
     numbers = sorted(by_partition)
-    # one partition (a scan's): its merge as it is, without a second map of every key
-    merged: dict[Key, CommittedOffset] = _merge(by_partition[numbers[0]]) if len(numbers) == 1 else {}
+    # one partition (a scan's): its merge as it is, without a second store of every key
+    merged = _merge(by_partition[numbers[0]]) if len(numbers) == 1 else OffsetStore()
     for n in numbers if len(numbers) > 1 else []:
-        for key, co in _merge(by_partition[n]).items():
-            have = merged.get(key)
-            if have is None or have.commit_timestamp < co.commit_timestamp:
-                merged[key] = co
-    out.offsets = [merged[k] for k in sorted(merged)]
+        part = _merge(by_partition[n])
+        for kb, row, deleted in part.rows():
+            if deleted:
+                continue
+            have = merged.loaded(kb)
+            co = part.offset(kb, row)
+            if have is None or merged.cols["commit_timestamp"][have] < co.commit_timestamp:
+                merged.put(kb, co)
+    out.offsets = OffsetView(merged)
     out.partitions_read.sort(key=lambda x: (x[1], -1 if x[0] is None else x[0]))
     return out
 
@@ -274,31 +277,38 @@ def read_committed_offsets(copies: Iterable[tuple[int | None, Any]], *,
                         if pd.topic == TOPIC and pd.name.suffix is None)
 
 
-def _merge(copies: list[CopyOffsets]) -> dict[Key, CommittedOffset]:
+def _merge(copies: list[CopyOffsets]) -> OffsetStore:
     """Per key, the commit or deletion at the highest log offset among the copies of one partition."""
-    if len(copies) == 1:  # one copy (a scan): its commits as they are, without a second map of every key
+    if len(copies) == 1:  # one copy (a scan): its commits as they are, without a second store of every key
         (c,) = copies
-        one = (c.broker_id,)
-        for co in c.loaded.values():
-            co.copies = one
-        return c.loaded
-    best: dict[Key, tuple[int, CommittedOffset | None]] = {}
-    for c in copies:
-        for key, co in c.loaded.items():
-            if key not in best or best[key][0] < co.log_offset:
-                best[key] = (co.log_offset, co)
-        for key, off in c.deleted.items():
-            if key not in best or best[key][0] < off:
-                best[key] = (off, None)
-    out: dict[Key, CommittedOffset] = {}
-    for key, (_, winner) in best.items():
-        if winner is None:
+        c.store.held_by((c.broker_id,))
+        return c.store
+    best: dict[bytes, tuple[int, int, int]] = {}  # key -> (log offset, copy, row; -1: deleted)
+    for i, c in enumerate(copies):
+        for kb, row, deleted in c.store.rows():
+            off = c.store.log_offset(row)
+            if deleted:
+                continue
+            if kb not in best or best[kb][0] < off:
+                best[kb] = (off, i, row)
+        for kb, row, deleted in c.store.rows():
+            off = c.store.log_offset(row)
+            if deleted and (kb not in best or best[kb][0] < off):
+                best[kb] = (off, i, -1)
+    out = OffsetStore()
+    for kb, (_, i, row) in best.items():
+        if row < 0:
             continue
-        winner.copies = tuple(c.broker_id for c in copies if _same(c.loaded.get(key), winner))
-        out[key] = winner
+        winner = copies[i].store.offset(kb, row)
+        winner.copies = tuple(c.broker_id for c in copies if _same(c.store, kb, winner))
+        out.put(kb, winner)
     return out
 
 
-def _same(a: CommittedOffset | None, b: CommittedOffset) -> bool:
-    return a is not None and (a.log_offset, a.offset, a.leader_epoch, a.commit_timestamp) == \
+def _same(store: OffsetStore, kb: bytes, b: CommittedOffset) -> bool:
+    row = store.loaded(kb)
+    if row is None:
+        return False
+    a = store.offset(kb, row)
+    return (a.log_offset, a.offset, a.leader_epoch, a.commit_timestamp) == \
         (b.log_offset, b.offset, b.leader_epoch, b.commit_timestamp)
