@@ -117,18 +117,20 @@ def fold_partitions(parts: Iterable[PartitionLog]) -> RemoteLogMetadata:
     the most records is read)."""
     out = RemoteLogMetadata()
     log = FindingLog()
-    best: dict[int, tuple[int, list[Any]]] = {}
+    best: dict[int, tuple[int, PartitionLog]] = {}
     for pd in parts:
         if pd.topic != TOPIC or pd.name.suffix is not None:
             continue
-        recs = [r for r in logged_records(pd, log) if r.control is None]
-        if pd.partition not in best or len(recs) > best[pd.partition][0]:
-            best[pd.partition] = (len(recs), recs)
+        # counted, not kept: one record in memory at a time however long the partition
+        n = sum(1 for r in logged_records(pd) if r.control is None)
+        if pd.partition not in best or n > best[pd.partition][0]:
+            best[pd.partition] = (n, pd)
     for n in sorted(best):
         out.metadata_partitions_read.append(n)
-        for r in best[n][1]:
-            out.records += 1
-            apply_record(out, n, r.offset, r.file, r.position, decode(r.key, r.value), log)
+        for r in logged_records(best[n][1], log):
+            if r.control is None:
+                out.records += 1
+                apply_record(out, n, r.offset, r.file, r.position, decode(r.key, r.value), log)
     out.findings = log.findings()
     return out
 
