@@ -51,7 +51,8 @@ VERDICT_COLORS = {"OK": "#4caf50", "NO_EPOCHS": "#9e9e9e", "DISCARD_UNCOMMITTED"
                   "POSSIBLY_COMMITTED": "#ff9800", "LOST_TO_RECOVERY": "#795548", "LEADER_LACKS_COMMITTED": "#3f51b5",
                   "UNCLEAN_ELECTION": "#9c27b0", "NOT_CONVERGING": "#607d8b", "FORK": "#e91e63",
                   "LOSS_COMMITTED": "#d32f2f", "LOG_LOAD_FAILS": "#212121", "NOT_JUDGED": "#bdbdbd",
-                  "NO_LEADER": "#00bcd4", "COMMITTED_NOT_HELD": "#880e4f"}
+                  "NO_LEADER": "#00bcd4", "COMMITTED_NOT_HELD": "#880e4f",
+                  "REMOTE_SEGMENTS_UNREACHABLE": "#6d4c41"}
 SEVERITY_COLORS = {"critical": "#b71c1c", "high": "#f44336", "medium": "#ff9800", "low": "#ffeb3b",
                    "info": "#90caf9"}
 assert set(VERDICT_COLORS) == set(VERDICTS), "every verdict has a colour"
