@@ -29,9 +29,10 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
+from typing import Any
 
 from ..errors import EvidenceUnreadable
+from .archive_index import Directory, Entry, MemberIndex
 from .archive_spool import INFLATE_ERRORS, Spool, decompressor
 from .arrow_path import ArrowPath, Stat
 
@@ -159,31 +160,6 @@ class ArchiveUnreadable(EvidenceUnreadable):
     """An archive that cannot be opened at all (not a tar, or damaged before its first member)."""
 
 
-class Entry:
-    """What the archive keeps of one regular-file member: where its data lies (a few integers, not a TarInfo:
-    an archive of a million members must not cost a million header objects)."""
-
-    __slots__ = ("name", "offset", "offset_data", "size", "sparse")
-
-    def __init__(self, info: tarfile.TarInfo):
-        self.name = info.name
-        self.offset = info.offset  # of its header
-        self.offset_data = info.offset_data
-        self.size = info.size
-        # None, or the (offset, size) regions a sparse member stores (typeshed declares TarInfo.sparse as bytes)
-        self.sparse = cast("list[tuple[int, int]] | None", info.sparse)
-
-
-class _Member:
-    """A node of the archive's tree: a regular file (``info``) or a directory (``children``), never both."""
-
-    __slots__ = ("info", "children")
-
-    def __init__(self, info: Entry | None):
-        self.info = info
-        self.children: dict[str, _Member] | None = None if info is not None else {}
-
-
 @dataclass
 class ArchiveCopy:
     """A member that is not reachable by its name (another member of that name is): still evidence."""
@@ -209,7 +185,8 @@ class TarArchive:
     def __init__(self, source, label: str | None = None):
         self.source = source  # local path or ArrowPath of the archive
         self.label = label or str(source)
-        self.root = _Member(None)
+        self.root = Directory()
+        self.members = MemberIndex()
         self.untrusted: list[str] = []  # the first LISTED names; untrusted_count counts them all
         self.untrusted_count = 0
         self.copies: list[ArchiveCopy] = []
@@ -245,7 +222,7 @@ class TarArchive:
                 # the index keeps an Entry per member, the tar reader none (typeshed does not declare the list of
                 # headers read, TarFile.members)
                 tar.members.clear()  # type: ignore[attr-defined]
-                self._last = entry = Entry(info)
+                self._last = entry = Entry.of(info)
                 self._add(info, entry)
             self._verify()
         except _ARCHIVE_ERRORS as e:
@@ -306,7 +283,7 @@ class TarArchive:
             return
         if not parts:
             return
-        children = self._children(self.root)
+        children = self.root.children
         for i, p in enumerate(parts[:-1]):
             children = self._directory(children, p, "/".join(parts[: i + 1]),
                                        "a directory of the same name holds members")
@@ -316,38 +293,39 @@ class TarArchive:
             return
         old = children.get(leaf)
         if old is None:
-            children[leaf] = _Member(entry)
-        elif old.info is None:
+            children[leaf] = self.members.add(entry, path)
+        elif isinstance(old, Directory):
             self._shadow(path, entry, "a directory of the same name")
         else:
             # as an extraction would: the last regular file of a name is the one found there
-            self._shadow(path, old.info, "a later member of the same name")
-            children[leaf] = _Member(entry)
+            self._shadow(path, self.members.entry(old, path), "a later member of the same name")
+            children[leaf] = self.members.add(entry, path)
 
-    def _directory(self, children: dict[str, _Member], name: str, path: str, why: str) -> dict[str, _Member]:
+    def _directory(self, children: dict[str, Directory | int], name: str, path: str,
+                   why: str) -> dict[str, Directory | int]:
         """The children of directory ``name`` among ``children``, made one if it is not: a directory wins over a
         regular file of its name, which stays a copy (``why``)."""
         node = children.get(name)
-        if node is not None and node.children is not None:
+        if isinstance(node, Directory):
             return node.children
-        if node is not None and node.info is not None:
-            self._shadow(path, node.info, why)
-        node = children[name] = _Member(None)
-        return self._children(node)
+        if node is not None:
+            self._shadow(path, self.members.entry(node, path), why)
+        made = children[name] = Directory()
+        return made.children
 
-    @staticmethod
-    def _children(directory: _Member) -> dict[str, _Member]:
-        if directory.children is None:
-            raise AssertionError("a regular file taken for a directory")
-        return directory.children
-
-    def node(self, parts: tuple[str, ...]) -> _Member | None:
-        node = self.root
+    def node(self, parts: tuple[str, ...]) -> Directory | int | None:
+        """The directory or the member number at ``parts`` (None: nothing there)."""
+        node: Directory | int = self.root
         for p in parts:
-            if node.children is None or p not in node.children:
+            if not isinstance(node, Directory) or p not in node.children:
                 return None
             node = node.children[p]
         return node
+
+    def entry(self, parts: tuple[str, ...]) -> Entry | None:
+        """The regular file at ``parts`` (None: nothing there, or a directory)."""
+        node = self.node(parts)
+        return None if node is None or isinstance(node, Directory) else self.members.entry(node, "/".join(parts))
 
     def open_member(self, info: Entry):
         return _MemberFile(self, info)
@@ -525,31 +503,30 @@ class TarPath:
         return self.archive.node(self.parts) is not None
 
     def is_dir(self) -> bool:
-        node = self.archive.node(self.parts)
-        return node is not None and node.children is not None
+        return isinstance(self.archive.node(self.parts), Directory)
 
     def is_file(self) -> bool:
         node = self.archive.node(self.parts)
-        return node is not None and node.info is not None and node.children is None
+        return node is not None and not isinstance(node, Directory)
 
     def iterdir(self):
         node = self.archive.node(self.parts)
-        if node is None or node.children is None:
+        if not isinstance(node, Directory):
             raise NotADirectoryError(str(self))
         for name in sorted(node.children):
-            yield self / name
+            yield TarPath(self.archive, (*self.parts, name))
 
     def stat(self) -> Stat:
         node = self.archive.node(self.parts)
         if node is None:
             raise FileNotFoundError(str(self))
-        return Stat(node.info.size if node.info is not None else 0)
+        return Stat(0 if isinstance(node, Directory) else self.archive.members.size[node])
 
     def open_binary(self):
-        node = self.archive.node(self.parts)
-        if node is None or node.info is None:
+        entry = self.archive.entry(self.parts)
+        if entry is None:
             raise FileNotFoundError(str(self))
-        return io.BufferedReader(self.archive.open_member(node.info), buffer_size=1 << 20)
+        return io.BufferedReader(self.archive.open_member(entry), buffer_size=1 << 20)
 
 
 
