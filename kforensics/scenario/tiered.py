@@ -24,7 +24,7 @@ from typing import Any
 from ..formats import checkpoint
 from ..formats.metadata_records import encode_metadata_record
 from ..formats.protocol import uuid_to_str
-from ..formats.record_batch import RecordData, build_batch
+from ..formats.record_batch import HEADER, LOG_OVERHEAD, RecordData, build_batch
 from ..formats.remote_log_metadata import TOPIC, encode
 from ..tiered.metadata_partition import DEFAULT_PARTITIONS, metadata_partition
 from .builder import ScenarioBuilder
@@ -135,8 +135,9 @@ def enable_remote_storage(root: Path, sb: ScenarioBuilder) -> None:
 
 def _batches(data: bytes) -> int:
     """One-record batches in a metadata log the builder wrote: the next offset."""
+    size = HEADER["batch_length"]
     n, pos = 0, 0
-    while pos + 12 <= len(data):
-        pos += 12 + int.from_bytes(data[pos + 8: pos + 12], "big")
+    while pos + LOG_OVERHEAD <= len(data):
+        pos += LOG_OVERHEAD + int.from_bytes(data[pos + size.offset: pos + size.offset + size.size], "big")
         n += 1
     return n
