@@ -113,3 +113,16 @@ def test_a_topic_configured_for_remote_storage_is_tiered_without_remote_metadata
     apply_to_scans([p], {}, None, topics)  # as if no __remote_log_metadata were in the evidence
     assert (p.tiered.metadata_read, p.tiered.local_log_start_offset) == (False, 20)
     assert "TIERED_METADATA_ABSENT" in [f.code for f in p.findings]
+
+
+def test_replay_json_with_unreachable_remote_segments_meets_its_schema():
+    import jsonschema
+
+    r = CliRunner().invoke(main, ["replay", "--scenario", str(TIERED / "tiered-unclean-orphans-remote"),
+                                  "--format", "json", "--what-if"])
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, json.loads((ROOT / "docs" / "schemas" / "replay.schema.json").read_text()))
+    (v,) = [v for p in doc["partitions"] for rp in p["replicas"] for v in rp["verdicts"]
+            if v["code"] == "REMOTE_SEGMENTS_UNREACHABLE"]
+    assert v["offsets"] == [[10, 19]] and v["facts"]["segments"][0]["leader_epochs"] == [[1, 10]]
+    assert v["facts"]["acknowledged"]["acked-all"] == 10  # below the committed bound 25, no batch to read
