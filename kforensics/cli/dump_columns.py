@@ -13,6 +13,7 @@ Python, for that value only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -30,58 +31,98 @@ from .dump_text import _json_payload, _text
 if TYPE_CHECKING:
     from ..dump.segment import BatchGroupEvent
 
-#: bytes that are their own text in a line (printable ASCII), and in a JSON string (also not ``"`` or ``\``)
-_TEXT_BAD = np.ones(256, dtype=bool)
-_TEXT_BAD[0x20:0x7F] = False
-_JSON_BAD = _TEXT_BAD.copy()
-_JSON_BAD[[0x22, 0x5C]] = True
-_FALSE_TRUE = pa.array(["false", "true"])
-_TS_TYPES = pa.array(["CreateTime", "LogAppendTime"])
-_CODECS = pa.array([CODECS[i] for i in range(len(CODECS))])
+
+
+# columns are made from buffers: pa.array() imports pandas (about 45 MB and 0.3 s) to ask whether it was given one
+def _ints(a: np.ndarray) -> pa.Array:
+    """An int64 column."""
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(a), [None, pa.py_buffer(a)])
+
+
+def _bools(a: np.ndarray) -> pa.Array:
+    """A boolean column."""
+    return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(np.packbits(a, bitorder="little"))])
+
+
+def _strings(items: list[str]) -> pa.Array:
+    """A string column."""
+    data = [t.encode("utf-8") for t in items]
+    offs = np.zeros(len(data) + 1, dtype=np.int32)
+    offs[1:] = np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=len(data)))
+    return pa.Array.from_buffers(pa.string(), len(data), [None, pa.py_buffer(offs), pa.py_buffer(b"".join(data))])
+
+
+@functools.cache
+def _lit(text: str) -> pa.Scalar:
+    """A string scalar (pyarrow makes a Python one through pa.array)."""
+    return _strings([text])[0]
+
+
+_FALSE_TRUE = _strings(["false", "true"])
+_TS_TYPES = _strings(["CreateTime", "LogAppendTime"])
+_CODECS = _strings([CODECS[i] for i in range(len(CODECS))])
+_HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
 def _join(*parts: Any) -> pa.Array:
     """Element-wise concatenation of string columns and scalars (a null part: the row is null)."""
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(*[_lit(p) if isinstance(p, str) else p for p in parts], _lit(""))
 
 
 def _dec(a: np.ndarray) -> pa.Array:
     """Integers as decimal text (``str(int)``)."""
-    return pc.cast(pa.array(a, type=pa.int64()), pa.string())
+    return pc.cast(_ints(a), pa.string())
 
 
 def _pick(labels: pa.Array, index: np.ndarray) -> pa.Array | str:
     """``labels[index]`` per row (a scalar when every row picks the same)."""
     if len(index) and (index == index[0]).all():
         return str(labels[int(index[0])])
-    return labels.take(pa.array(index, type=pa.int64()))
+    return labels.take(_ints(index))
 
 
-def _values(payload: bytes, buf: np.ndarray, pos: np.ndarray, lens: np.ndarray, bad_bytes: np.ndarray,
-            prefix: str, suffix: str, slow_text: Callable[[bytes], str]) -> pa.Array:
+def _bad_bytes(payload: bytes, json: bool) -> np.ndarray:
+    """1 for each byte of ``payload`` that is not its own text (in a JSON string: also ``"`` and ``\\``), and a 0
+    after the last."""
+    buf = np.frombuffer(payload, dtype=np.uint8)
+    out = np.zeros(len(buf) + 1, dtype=np.uint8)
+    bad = (buf < 0x20) | (buf > 0x7E)
+    if json:
+        bad |= (buf == 0x22) | (buf == 0x5C)
+    out[:-1] = bad
+    return out
+
+
+def _values(payload: bytes, bad: np.ndarray, pos: np.ndarray, lens: np.ndarray, prefix: str, suffix: str,
+            slow_text: Callable[[bytes], str]) -> pa.Array:
     """Keys or values as text pieces: null where absent (``lens < 0``), ``prefix + bytes + suffix`` where every
-    byte is its own text, ``slow_text(bytes)`` (in Python) for the rest."""
+    byte is its own text (``bad``: :func:`_bad_bytes`), ``slow_text(bytes)`` (in Python) for the rest.
+
+    The pieces are cut from ``payload`` where they lie: a column of ``2n`` spans over it (each key or value, then
+    the bytes up to the next), of which every other one is taken; keys (and values) follow one another in the
+    records sections, so the spans' bounds never go back."""
     n = len(pos)
+    if not n:
+        return _strings([])
     present = lens >= 0
     ln = np.where(present, lens, 0)
-    offs = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(ln, out=offs[1:])
-    total = int(offs[-1])
-    data = buf[np.repeat(pos - offs[:-1], ln) + np.arange(total, dtype=np.int64)] if total else buf[:0]
-    marks = np.zeros(total + 1, dtype=np.int64)
-    np.cumsum(bad_bytes[data], out=marks[1:])
-    slow = marks[offs[1:]] != marks[offs[:-1]]
+    end = np.maximum.accumulate(np.where(present, pos + ln, 0))
+    start = np.where(present, pos, end)
+    bounds = np.empty(2 * n + 1, dtype=np.int64)
+    bounds[0:-1:2], bounds[1::2], bounds[-1] = start, end, end[-1]
+    if (np.diff(bounds) < 0).any():  # never for records the decoder read in order; said, not guessed
+        raise ValueError("keys or values out of order in a run's records")
+    slow = (ln > 0) & (np.maximum.reduceat(bad, bounds[:-1])[0::2] > 0)
+    valid = np.ones(2 * n, dtype=bool)
+    valid[0::2] = present & ~slow
+    spans = pa.Array.from_buffers(pa.string(), 2 * n, [pa.py_buffer(np.packbits(valid, bitorder="little")),
+                                                       pa.py_buffer(bounds.astype(np.int32)), pa.py_buffer(payload)])
+    arr = _join(prefix, spans.take(_ints(np.arange(0, 2 * n, 2))), suffix)
     slow_rows = np.flatnonzero(slow)
-    if len(slow_rows):  # their bytes left out: what is in a string column is UTF-8
-        data = data[np.repeat(~slow, ln)]
-        ln = np.where(slow, 0, ln)
-        offs[1:] = np.cumsum(ln)
-    validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
-    arr = pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offs.astype(np.int32)), pa.py_buffer(data)])
-    arr = _join(prefix, arr, suffix)
     if len(slow_rows):
         texts = [slow_text(payload[p : p + m]) for p, m in zip(pos[slow_rows].tolist(), lens[slow_rows].tolist())]
-        arr = pc.replace_with_mask(arr, pa.array(slow), pa.array(texts, type=pa.string()))
+        arr = pc.replace_with_mask(arr, _bools(slow), _strings(texts))
     return arr
 
 
@@ -91,7 +132,6 @@ class _Run:
     def __init__(self, ev: BatchGroupEvent):
         g = ev.group
         self.b, self.r, self.owner, self.first = g.batches, g.records, g.record_batch, g.first_record
-        self.buf = np.frombuffer(g.payload, dtype=np.uint8)
         c = kernels.get().RCOL
         b, r, own = self.b, self.r, self.owner
         attrs = b[:, COL["attributes"]]
@@ -137,7 +177,7 @@ class _Run:
         order = np.empty(nb + nr, dtype=np.int64)
         order[self.first[:-1] + np.arange(nb)] = np.arange(nb)
         order[np.arange(nr) + self.owner + 1] = nb + np.arange(nr)
-        out = pa.concat_arrays([batch_lines, record_lines]).take(pa.array(order))
+        out = pa.concat_arrays([batch_lines, record_lines]).take(_ints(order))
         offs = np.frombuffer(out.buffers()[1], dtype=np.int32)[out.offset : out.offset + len(out) + 1]
         return str(memoryview(out.buffers()[2])[offs[0] : offs[-1]], "utf-8")
 
@@ -146,7 +186,7 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> st
     :func:`record_line`)."""
     run = _Run(ev)
     f = run.batch_fields()
-    dh = pc.if_else(pa.array(f["dh"]), _join("OptionalLong[", f["base_ts"], "]"), "OptionalLong.empty")
+    dh = pc.if_else(_bools(f["dh"]), _join("OptionalLong[", f["base_ts"], "]"), _lit("OptionalLong.empty"))
     batch_lines = _join(
         "baseOffset: ", f["base"], " lastOffset: ", f["last"], " count: ", f["count"], " baseSequence: ", f["bseq"],
         " lastSequence: ", f["lseq"], " producerId: ", f["pid"], " producerEpoch: ", f["pepoch"],
@@ -161,30 +201,39 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> st
         if print_data:
             parts.append(" ")
     if print_data:
-        key = _values(ev.group.payload, run.buf, run.key_pos, run.key_len, _TEXT_BAD, "key: ", " ",
-                      lambda d: "key: " + _text(d) + " ")
-        parts += [pc.fill_null(key, ""),
-                  pc.fill_null(_values(ev.group.payload, run.buf, run.value_pos, run.value_len, _TEXT_BAD,
-                                       "payload: ", "", lambda d: "payload: " + _text(d)),
-                               "payload: null")]
+        payload = ev.group.payload
+        bad = _bad_bytes(payload, False)
+        key = _values(payload, bad, run.key_pos, run.key_len, "key: ", " ", lambda d: "key: " + _text(d) + " ")
+        value = _values(payload, bad, run.value_pos, run.value_len, "payload: ", "", lambda d: "payload: " + _text(d))
+        parts += [pc.fill_null(key, _lit("")), pc.fill_null(value, _lit("payload: null"))]
     parts.append("\n")
     return run.lines(batch_lines, _join(*parts))
 
 
 def _digests(payload: bytes, pos: np.ndarray, lens: np.ndarray) -> pa.Array:
-    """Each key's or value's SHA-256 as JSON text (``null`` when absent)."""
-    mv = memoryview(payload)
+    """Each key's or value's SHA-256 as JSON text (``null`` when absent): the digests by hashlib, their hex in
+    numpy."""
     sha = hashlib.sha256
-    return pa.array(['"' + sha(mv[p : p + n]).hexdigest() + '"' if n >= 0 else "null"
-                     for p, n in zip(pos.tolist(), lens.tolist())], type=pa.string())
+    present = lens >= 0
+    at = np.flatnonzero(present)
+    raw = b"".join([sha(payload[p : p + n]).digest() for p, n in zip(pos[at].tolist(), lens[at].tolist())])
+    d = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 32)
+    text = np.empty((len(pos), 66), dtype=np.uint8)
+    text[:, 0] = text[:, 65] = ord('"')
+    text[at, 1:65:2] = _HEX[d >> 4]
+    text[at, 2:65:2] = _HEX[d & 15]
+    offs = np.arange(0, 66 * (len(pos) + 1), 66, dtype=np.int32)
+    validity = None if len(at) == len(pos) else pa.py_buffer(np.packbits(present, bitorder="little"))
+    col = pa.Array.from_buffers(pa.string(), len(pos), [validity, pa.py_buffer(offs), pa.py_buffer(text)])
+    return pc.fill_null(col, _lit("null"))
 
 
 def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
     """A run's batch and record objects, as the per-record path writes them (one per line)."""
     run = _Run(ev)
     f = run.batch_fields()
-    dh = pc.if_else(pa.array(f["dh"]), f["base_ts"], "null")
-    prev = pc.if_else(pa.array(ev.non_consecutive), _dec(ev.previous_last), "null")
+    dh = pc.if_else(_bools(f["dh"]), f["base_ts"], _lit("null"))
+    prev = pc.if_else(_bools(ev.non_consecutive), _dec(ev.previous_last), _lit("null"))
     batch_lines = _join(
         '{"kind": "batch", "file": ', file_json, ', "position": ', f["pos"], ', "size_in_bytes": ', f["size"],
         ', "magic": 2, "base_offset": ', f["base"], ', "last_offset": ', f["last"], ', "next_offset": ', f["next"],
@@ -205,11 +254,11 @@ def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
         _digests(payload, run.value_pos, run.value_len),
         ', "headers": [], "crc": null, "is_valid": null, "control": null']
     if print_data:
-        null = "null"
+        bad = _bad_bytes(payload, True)
         pre, post = '{"encoding": "utf-8", "data": "', '"}'
-        parts += [', "key": ', pc.fill_null(_values(payload, run.buf, run.key_pos, run.key_len, _JSON_BAD, pre, post,
-                                                    _json_payload), null),
-                  ', "value": ', pc.fill_null(_values(payload, run.buf, run.value_pos, run.value_len, _JSON_BAD, pre,
-                                                      post, _json_payload), null)]
+        parts += [', "key": ', pc.fill_null(_values(payload, bad, run.key_pos, run.key_len, pre, post, _json_payload),
+                                            _lit("null")),
+                  ', "value": ', pc.fill_null(_values(payload, bad, run.value_pos, run.value_len, pre, post,
+                                                      _json_payload), _lit("null"))]
     parts.append("}\n")
     return run.lines(batch_lines, _join(*parts))

@@ -29,8 +29,8 @@ from .record_chunks import PY_ROWS
 
 #: a run holds at most this many records and this many bytes of (decompressed) records sections, so the columns
 #: a renderer builds over a run's keys and values stay a few tens of MB
-RUN_RECORDS = 1 << 15
-RUN_PAYLOAD = 4 << 20
+RUN_RECORDS = 1 << 13
+RUN_PAYLOAD = 1 << 20
 #: a run of fewer records is handed out batch by batch (with its records decoded): formatting columns costs
 #: pyarrow's import (about 0.3 s), more than a few hundred records' lines cost in Python
 MIN_RUN_RECORDS = 256
@@ -61,25 +61,24 @@ def candidates(data: np.ndarray) -> np.ndarray:
 def runs(reader: SegmentReader, data: np.ndarray, max_decompressed: int) -> Iterator[BatchGroup | int]:
     """The rows of one table of the reader (``data``) in file order: runs of clean batches as a
     :class:`BatchGroup`, every other batch as its row index."""
-    ok = candidates(data)
+    ok = candidates(data).tolist()
+    # columns as lists: a numpy scalar a batch costs more than a small batch's decoding
+    pos, size, attrs, count = (data[:, COL[c]].tolist() for c in ("position", "size_in_bytes", "attributes",
+                                                                    "records_count"))
     i, n = 0, len(data)
     while i < n:
-        if not ok[i]:
-            yield i
-            i += 1
-            continue
         parts: list[bytes | bytearray | memoryview] = []
-        records = size = 0
+        records = held = 0
         j = i
-        while j < n and ok[j] and records < RUN_RECORDS and size < RUN_PAYLOAD:
-            part = _section(reader, data[j], max_decompressed)
+        while j < n and ok[j] and records < RUN_RECORDS and held < RUN_PAYLOAD:
+            part = _section(reader, pos[j], size[j], attrs[j] & record_batch.COMPRESSION_MASK, max_decompressed)
             if part is None:
                 break
             parts.append(part)
-            records += int(data[j, COL["records_count"]])
-            size += len(part)
+            records += count[j]
+            held += len(part)
             j += 1
-        if j == i:  # the first does not decompress, or is larger than a run: on its own
+        if j == i:  # not a candidate, does not decompress, or larger than a run: on its own
             yield i
             i += 1
             continue
@@ -87,12 +86,12 @@ def runs(reader: SegmentReader, data: np.ndarray, max_decompressed: int) -> Iter
         i = j
 
 
-def _section(reader: SegmentReader, row: np.ndarray, max_decompressed: int) -> bytes | bytearray | memoryview | None:
+def _section(reader: SegmentReader, position: int, size: int, codec: int, max_decompressed: int
+             ) -> bytes | bytearray | memoryview | None:
     """A batch's records section, decompressed (None when it is not held, does not decompress or is too large)."""
-    raw = reader.entry_bytes(int(row[COL["position"]]), int(row[COL["size_in_bytes"]]))
+    raw = reader.entry_bytes(position, size)
     if raw is None:
         return None
-    codec = int(row[COL["attributes"]]) & record_batch.COMPRESSION_MASK
     section = raw[record_batch.HEADER_SIZE :]
     if not codec:
         return section if len(section) <= RUN_PAYLOAD else None
