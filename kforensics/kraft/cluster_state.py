@@ -149,36 +149,9 @@ _HANDLERS = {
 
 
 def read_cluster_state(inputs: list[Any]) -> ClusterState:
-    """The cluster state of the longest metadata log copy among ``inputs`` (its latest snapshot, then its log).
+    """The cluster state the metadata log in ``inputs`` ends with: the timeline's, folded from the same resolved
+    records (copies resolved as Raft does, snapshots taken over where the log cannot be placed).  A caller that
+    builds the timeline anyway takes ``Timeline.cluster`` instead of reading the log again."""
+    from .timeline import build_timeline
 
-    Records that do not decode are skipped here: the timeline reports them.
-    """
-    from ..findings import DecodeError
-    from ..formats.metadata_records import decode_metadata_record
-    from ..log.file_kinds import snapshot_id
-    from ..log.metadata_log import find_metadata_sources, read_metadata_entries
-
-    src = find_metadata_sources(inputs)
-    state = ClusterState()
-    start = 0
-    if src.snapshots:
-        latest = src.snapshots[-1]
-        start = (snapshot_id(latest.name) or (0, 0))[0]
-        _fold(state, read_metadata_entries(latest)[0], 0, decode_metadata_record, DecodeError)
-    if src.logs:
-        copy = max(src.logs.values(), key=len)
-        for seg in copy:
-            _fold(state, read_metadata_entries(seg)[0], start, decode_metadata_record, DecodeError)
-    return state
-
-
-def _fold(state: ClusterState, entries: list[Any], start: int, decode: Callable[[bytes], dict[str, Any]],
-          error: type[Exception]) -> None:
-    for e in entries:
-        if e.value is None or e.offset < start:
-            continue
-        try:
-            d = decode(e.value)
-        except error:
-            continue
-        state.apply(d["type"], d["data"], e.offset)
+    return build_timeline(inputs).cluster

@@ -92,6 +92,7 @@ def build_timeline(inputs: Any) -> Timeline:
     for rec in log:
         replay.apply(rec)
     replay.finish()
+    tl.cluster = replay.state.cluster
     if copies:
         report_copies(tl, view, copies)
         mark_committed(tl)

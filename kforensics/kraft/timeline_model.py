@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Finding, FindingLog
+from .cluster_state import ClusterState
 from .quorum import QuorumView
 
 NO_LEADER = -1
@@ -75,6 +76,9 @@ class Timeline:
     trusted_end: int | None = None  # the offset up to which the copies and snapshots given hold the metadata
     missing: list[str] = field(default_factory=list)  # witnesses of metadata beyond ``trusted_end`` (lost tail)
     quorum: QuorumView | None = None  # the copies as Raft resolves them
+    #: brokers, features and configs as of the last record replayed (the resolved log and snapshots, as the
+    #: registrations: a deposed tail or an aborted metadata transaction changes neither)
+    cluster: ClusterState = field(default_factory=ClusterState)
 
     # ------------------------------------------------------------------ queries
     @property

@@ -9,6 +9,7 @@ from typing import Any
 from ..findings import DecodeError, finding
 from ..formats.metadata_records import decode_metadata_record
 from ..log.metadata_log import MetadataEntry as _Rec
+from .cluster_state import ClusterState
 from .timeline_model import MAX_TXN_RECORDS, NO_LEADER_CHANGE, RECOVERED, RECOVERING, Timeline, TimelineEntry
 
 
@@ -22,6 +23,7 @@ class RegistrationState:
         self.parts: dict[tuple[str, int], TimelineEntry] = {}  # (topic id, partition) -> registration
         self.txn: list[tuple[_Rec, dict]] | None = None  # records of an open metadata transaction
         self.txn_overflow = False  # the open transaction outgrew MAX_TXN_RECORDS: its records are being replayed
+        self.cluster = ClusterState()  # brokers, features and configs, folded from the same records
 
     def name(self, tid: str) -> str:
         return self.names.get(tid) or self.tl.topic_names.get(tid) or tid
@@ -75,6 +77,7 @@ class RegistrationState:
 
     def apply(self, rec: _Rec, d: dict[str, Any], source: str) -> None:
         kind, data = d["type"], d["data"]
+        self.cluster.apply(kind, data, rec.offset)
         if kind == "TopicRecord":
             self.names[data["topicId"]] = data["name"]
             self.tl.topic_names[data["topicId"]] = data["name"]

@@ -8,10 +8,11 @@ from typing import Any
 from ..epoch.versions import LATEST, KafkaVersion
 from ..errors import InputError, UsageError
 from ..findings import Finding
+from ..kraft.cluster_state import ClusterState
 from ..kraft.controller_choice import RestartEvidence, marker_epochs
 from ..tiered.evidence import TieredEvidence, read_tiered_evidence, tier_replicas
 from .engine import PartitionReplay
-from .group import lost_records, replay_group
+from .group import replay_group
 from .inputs import LoadedBrokers, batch_digests, load_replicas
 from .not_replayed import not_replayed_findings
 
@@ -65,19 +66,19 @@ def _metadata_inputs(loaded: LoadedBrokers, metadata: list[Any] | None) -> list[
     return inputs
 
 
-def restart_evidence(loaded: LoadedBrokers, inputs: list[Any], kafka_version: KafkaVersion,
+def restart_evidence(loaded: LoadedBrokers, cluster: ClusterState, kafka_version: KafkaVersion,
                      alive: tuple[int, ...] | None, running: tuple[int, ...] = ()) -> RestartEvidence:
-    """What the controller's choice at the restart reads: the cluster state of the metadata log, the brokers
-    given, those that come back (``alive``, else every broker given) and their clean-shutdown markers."""
-    from ..kraft.cluster_state import read_cluster_state
-
+    """What the controller's choice at the restart reads: the cluster state of the metadata log (the timeline's),
+    the brokers given, those that come back (``alive``, else every broker given) and their clean-shutdown
+    markers."""
     ids = tuple(b for b in loaded.broker_ids if b is not None)
-    return RestartEvidence(read_cluster_state(inputs), ids, alive,
+    return RestartEvidence(cluster, ids, alive,
                            {b: marker_epochs(dirs) for b, dirs in zip(loaded.broker_ids, loaded.log_dirs)
                             if b is not None}, kafka_version.release, running)
 
 
-def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | None = None, partition: int | None = None,
+def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
+               topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None,
                alive: tuple[int, ...] | None = None, running: tuple[int, ...] = (),
@@ -93,7 +94,8 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
     if partition is not None and not any(p == partition and (topic is None or t == topic) for t, p in loaded.groups):
         raise InputError(f"no partition {partition}" + (f" of topic {topic!r}" if topic else "") + " on these brokers")
     if leader is not None and leader not in loaded.broker_ids:
-        raise UsageError(f"--leader {leader} is not one of the brokers given ({', '.join(map(str, loaded.broker_ids))})")
+        raise UsageError(f"--leader {leader} is not one of the brokers given "
+                         f"({', '.join(map(str, loaded.broker_ids))})")
     inputs = _metadata_inputs(loaded, metadata)
     tl = None
     restart = None
@@ -101,7 +103,7 @@ def replay_all(brokers, *, kafka_version: KafkaVersion = LATEST, topic: str | No
         from ..kraft.timeline import build_timeline
 
         tl = build_timeline(inputs)
-        restart = restart_evidence(loaded, inputs, kafka_version, alive, running)
+        restart = restart_evidence(loaded, tl.cluster, kafka_version, alive, running)
     tiered = _tiered_evidence(loaded, inputs, restart)
     scans = {s.path: s for rep in loaded.reports for s in rep.partitions} if tiered is not None else {}
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)

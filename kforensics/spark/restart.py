@@ -9,16 +9,17 @@ all of them), those that never stopped (``--running``) and the broker epochs the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..epoch.versions import KafkaVersion
-from ..kraft.cluster_state import read_cluster_state
 from ..kraft.controller_choice import RestartEvidence
+from ..kraft.timeline import Timeline
 from .plan import Plan
 
 
-def restart_evidence(plan_: Plan, metadata: dict[str | None, list[str]], kafka_version: KafkaVersion,
-                     alive: tuple[int, ...] | None, clusters: list[str | None],
-                     running: tuple[int, ...] = ()) -> dict[str | None, RestartEvidence]:
-    """One :class:`RestartEvidence` per cluster whose timeline was built (``clusters``)."""
+def restart_evidence(plan_: Plan, timelines: Mapping[str | None, Timeline], kafka_version: KafkaVersion,
+                     alive: tuple[int, ...] | None, running: tuple[int, ...] = ()) -> dict[str | None, RestartEvidence]:
+    """One :class:`RestartEvidence` per cluster whose timeline was built: its cluster state is the timeline's."""
     brokers: dict[str | None, dict[int, frozenset[int]]] = {}
     for sid, ctx in plan_.contexts.items():
         bid = ctx.get("broker_id")
@@ -26,13 +27,8 @@ def restart_evidence(plan_: Plan, metadata: dict[str | None, list[str]], kafka_v
             mine = brokers.setdefault(ctx.get("cluster"), {})  # type: ignore[arg-type]
             mine[bid] = mine.get(bid, frozenset()) | plan_.shutdown_epochs.get(sid, frozenset())
     out = {}
-    for cluster in clusters:
-        inputs = list(metadata.get(cluster, [])) + list(plan_.cluster_metadata.get(cluster, []))
-        try:
-            state = read_cluster_state(inputs)
-        except OSError:
-            continue  # the timeline's build reported the unreadable input; the choice falls back as without state
+    for cluster, tl in timelines.items():
         ids = brokers.get(cluster, {})
-        out[cluster] = RestartEvidence(state, tuple(sorted(ids)), alive, dict(ids), kafka_version.release,
+        out[cluster] = RestartEvidence(tl.cluster, tuple(sorted(ids)), alive, dict(ids), kafka_version.release,
                                        running)
     return out
