@@ -87,6 +87,9 @@ def main() -> None:
             big = segments.write_log_dir(server.basedir / "bench" / "big", int(a.gib * (1 << 30)))
             seg = big / "big-0" / "00000000000000000000.log"
             tgz = many_partitions(server.basedir / "bench", a.partitions)
+            for f in (server.basedir / "bench").rglob("*"):
+                if f.is_file():
+                    s3server.object_md5(f)  # as the server keeps it for what it was sent
             # the store's files are the local evidence too: the same bytes, read once through each path
             case(f"segment {a.gib:g} GiB", server, big, "s3://bench/big", seg.stat().st_size)
             case(f"{a.partitions}-partition .tgz", server, tgz, "s3://bench/many.tgz", tgz.stat().st_size)

@@ -107,7 +107,7 @@ class S3Server:
         else:
             shutil.copyfile(src, dst)
         for f in [dst] if dst.is_file() else (p for p in dst.rglob("*") if p.is_file()):
-            _object_md5(f)
+            object_md5(f)
         return f"s3://{bucket}/{prefix}"
 
     def start(self, timeout: float = 60.0) -> S3Server:
@@ -155,7 +155,7 @@ class S3Server:
         return _REQUEST.findall(self.log.read_text(errors="replace"))
 
 
-def _object_md5(path: Path) -> None:
+def object_md5(path: Path) -> None:
     """What the backend keeps beside an object it was sent (its MD5, the ETag), on our copy laid as the object:
     ``filesystem-nio2`` lists and serves no file without it.  (Java's user-defined attribute ``user.content-md5``
     is the Linux extended attribute ``user.user.content-md5``.)"""
