@@ -124,6 +124,6 @@ def test_unclean_election_is_reported(runs):
 
 
 def test_live_subset_time(runs):
-    # one cluster for the three incidents: about a minute on an idle 2-core machine; the bound leaves room for a
-    # loaded one (CI's limit for the lab subset is 10 minutes)
-    assert runs["_seconds"] < 5 * 60, f"{runs['_seconds']:.0f}s"
+    # one cluster for the three incidents: 204 s on this 2-core machine at a load average of 20; the bound leaves
+    # room for a loaded CI worker (the lab subset's limit is 10 minutes)
+    assert runs["_seconds"] < 6 * 60, f"{runs['_seconds']:.0f}s"
