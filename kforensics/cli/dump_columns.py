@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..dump.batch_groups import BatchGroup
 from ..formats.compression import CODECS
 from ..formats.record_batch import COMPRESSION_MASK, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT
 from ..log import kernels
@@ -82,7 +83,7 @@ def _pick(labels: pa.Array, index: np.ndarray) -> pa.Array | str:
     return labels.take(_ints(index))
 
 
-def _bad_bytes(payload: bytes, json: bool) -> np.ndarray:
+def _bad_bytes(payload: bytes | bytearray, json: bool) -> np.ndarray:
     """1 for each byte of ``payload`` that is not its own text (in a JSON string: also ``"`` and ``\\``), and a 0
     after the last."""
     buf = np.frombuffer(payload, dtype=np.uint8)
@@ -94,8 +95,8 @@ def _bad_bytes(payload: bytes, json: bool) -> np.ndarray:
     return out
 
 
-def _values(payload: bytes, bad: np.ndarray, pos: np.ndarray, lens: np.ndarray, prefix: str, suffix: str,
-            slow_text: Callable[[bytes], str]) -> pa.Array:
+def _values(payload: bytes | bytearray, bad: np.ndarray, pos: np.ndarray, lens: np.ndarray, prefix: str, suffix: str,
+            slow_text: Callable[[bytes | bytearray], str]) -> pa.Array:
     """Keys or values as text pieces: null where absent (``lens < 0``), ``prefix + bytes + suffix`` where every
     byte is its own text (``bad``: :func:`_bad_bytes`), ``slow_text(bytes)`` (in Python) for the rest.
 
@@ -129,8 +130,7 @@ def _values(payload: bytes, bad: np.ndarray, pos: np.ndarray, lens: np.ndarray, 
 class _Run:
     """A run's columns as the lines need them: each record's batch fields and its own."""
 
-    def __init__(self, ev: BatchGroupEvent):
-        g = ev.group
+    def __init__(self, g: BatchGroup):
         self.b, self.r, self.owner, self.first = g.batches, g.records, g.record_batch, g.first_record
         c = kernels.get().RCOL
         b, r, own = self.b, self.r, self.owner
@@ -147,6 +147,7 @@ class _Run:
         self.key_len = np.where(r[:, c["key_len"]] >= 0, r[:, c["key_len"]], -1)
         self.value_len = np.where(r[:, c["value_len"]] >= 0, r[:, c["value_len"]], -1)
         self.size = r[:, c["size_in_bytes"]]
+        self.headers = r[:, c["headers_count"]]
 
     def ts_type(self, per_record: bool) -> pa.Array | str:
         return _pick(_TS_TYPES, self.log_append[self.owner] if per_record else self.log_append)
@@ -177,14 +178,49 @@ class _Run:
         order = np.empty(nb + nr, dtype=np.int64)
         order[self.first[:-1] + np.arange(nb)] = np.arange(nb)
         order[np.arange(nr) + self.owner + 1] = nb + np.arange(nr)
-        out = pa.concat_arrays([batch_lines, record_lines]).take(_ints(order))
-        offs = np.frombuffer(out.buffers()[1], dtype=np.int32)[out.offset : out.offset + len(out) + 1]
-        return str(memoryview(out.buffers()[2])[offs[0] : offs[-1]], "utf-8")
+        return _text_of(pa.concat_arrays([batch_lines, record_lines]).take(_ints(order)))
+
+
+def _text_of(lines: pa.Array) -> str:
+    """A column of lines as one string."""
+    offs = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + len(lines) + 1]
+    return str(memoryview(lines.buffers()[2])[offs[0] : offs[-1]], "utf-8") if len(lines) else ""
+
+
+def _one_batch(batch_row: list[int], payload: bytes | bytearray, rows: np.ndarray) -> BatchGroup:
+    """A chunk of one batch's records as a run of that batch."""
+    n = len(rows)
+    return BatchGroup(np.array([batch_row], dtype=np.int64), payload, rows,
+                      np.zeros(n, dtype=np.int64), np.array([0, n], dtype=np.int64))
+
+
+def _with_headers(run: _Run, lines: pa.Array, slow_line: Callable[[int], str]) -> str:
+    """Record lines with those of records with headers replaced by the per-record path's (``slow_line(i)``)."""
+    at = np.flatnonzero(run.headers > 0)
+    if len(at):
+        slow = _strings([slow_line(i) + "\n" for i in at.tolist()])
+        lines = pc.replace_with_mask(lines, _bools(run.headers > 0), slow)
+    return _text_of(lines)
+
+
+def chunk_text(batch_row: list[int], payload: bytes | bytearray, rows: np.ndarray, print_data: bool,
+               skip_metadata: bool, slow_line: Callable[[int], str]) -> str:
+    """The ``| offset: ...`` lines of a chunk of one batch's records (``rows``); ``slow_line(i)``: row ``i``'s
+    line by the per-record path (for records with headers)."""
+    run = _Run(_one_batch(batch_row, payload, rows))
+    return _with_headers(run, _record_text(run, payload, print_data, skip_metadata), slow_line)
+
+
+def chunk_json(batch_row: list[int], payload: bytes | bytearray, rows: np.ndarray, print_data: bool,
+               file_json: str, slow_line: Callable[[int], str]) -> str:
+    """The record objects of a chunk of one batch's records, as :func:`chunk_text`."""
+    run = _Run(_one_batch(batch_row, payload, rows))
+    return _with_headers(run, _record_json(run, payload, print_data, file_json), slow_line)
 
 def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> str:
     """A run's batch lines and ``| offset: ...`` lines, as kafka-dump-log writes them (:func:`batch_line`,
     :func:`record_line`)."""
-    run = _Run(ev)
+    run = _Run(ev.group)
     f = run.batch_fields()
     dh = pc.if_else(_bools(f["dh"]), _join("OptionalLong[", f["base_ts"], "]"), _lit("OptionalLong.empty"))
     batch_lines = _join(
@@ -193,6 +229,11 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> st
         " partitionLeaderEpoch: ", f["epoch"], " isTransactional: ", f["txn"], " isControl: false deleteHorizonMs: ",
         dh, " position: ", f["pos"], " ", f["ts_type"], ": ", f["max_ts"], " size: ", f["size"],
         " magic: 2 compresscodec: ", f["codec"], " crc: ", f["crc"], " isvalid: ", f["valid"], "\n")
+    return run.lines(batch_lines, _record_text(run, ev.group.payload, print_data, skip_metadata))
+
+
+def _record_text(run: _Run, payload: bytes | bytearray, print_data: bool, skip_metadata: bool) -> pa.Array:
+    """The ``| offset: ...`` lines of a run's records (:func:`record_line`'s for records without headers)."""
     parts: list[Any] = ["| "]
     if not skip_metadata:
         parts += ["offset: ", _dec(run.offset), " ", run.ts_type(True), ": ", _dec(run.timestamp), " keySize: ",
@@ -201,16 +242,15 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> st
         if print_data:
             parts.append(" ")
     if print_data:
-        payload = ev.group.payload
         bad = _bad_bytes(payload, False)
         key = _values(payload, bad, run.key_pos, run.key_len, "key: ", " ", lambda d: "key: " + _text(d) + " ")
         value = _values(payload, bad, run.value_pos, run.value_len, "payload: ", "", lambda d: "payload: " + _text(d))
         parts += [pc.fill_null(key, _lit("")), pc.fill_null(value, _lit("payload: null"))]
     parts.append("\n")
-    return run.lines(batch_lines, _join(*parts))
+    return _join(*parts)
 
 
-def _digests(payload: bytes, pos: np.ndarray, lens: np.ndarray) -> pa.Array:
+def _digests(payload: bytes | bytearray, pos: np.ndarray, lens: np.ndarray) -> pa.Array:
     """Each key's or value's SHA-256 as JSON text (``null`` when absent): the digests by hashlib, their hex in
     numpy."""
     sha = hashlib.sha256
@@ -230,7 +270,7 @@ def _digests(payload: bytes, pos: np.ndarray, lens: np.ndarray) -> pa.Array:
 
 def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
     """A run's batch and record objects, as the per-record path writes them (one per line)."""
-    run = _Run(ev)
+    run = _Run(ev.group)
     f = run.batch_fields()
     dh = pc.if_else(_bools(f["dh"]), f["base_ts"], _lit("null"))
     prev = pc.if_else(_bools(ev.non_consecutive), _dec(ev.previous_last), _lit("null"))
@@ -244,7 +284,11 @@ def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
         ', "producer_epoch": ', f["pepoch"], ', "base_sequence": ', f["bseq"], ', "last_sequence": ', f["lseq"],
         ', "record_count": ', f["count"], ', "recovered": false, "non_consecutive": ',
         _pick(_FALSE_TRUE, ev.non_consecutive.astype(np.int64)), ', "previous_last_offset": ', prev, "}\n")
-    payload = ev.group.payload
+    return run.lines(batch_lines, _record_json(run, ev.group.payload, print_data, file_json))
+
+
+def _record_json(run: _Run, payload: bytes | bytearray, print_data: bool, file_json: str) -> pa.Array:
+    """The NDJSON objects of a run's records (the per-record path's for records without headers)."""
     parts: list[Any] = [
         '{"kind": "record", "file": ', file_json, ', "batch_position": ',
         _dec(run.b[:, COL["position"]][run.owner]), ', "offset": ', _dec(run.offset), ', "timestamp": ',
@@ -261,4 +305,4 @@ def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
                   ', "value": ', pc.fill_null(_values(payload, bad, run.value_pos, run.value_len, pre, post,
                                                       _json_payload), _lit("null"))]
     parts.append("}\n")
-    return run.lines(batch_lines, _join(*parts))
+    return _join(*parts)

@@ -289,6 +289,9 @@ def _text(data: bytes | bytearray) -> str:
 
 #: a chunk of at most this many rows is turned into columns by Python, not numpy
 _SMALL_CHUNK = 64
+#: a chunk of at least this many rows is formatted by pyarrow's string kernels (dump_columns: its import costs
+#: more than a few hundred lines)
+_COLUMNS_FROM = 256
 _LONG = 1 << 63
 
 
@@ -366,6 +369,18 @@ class _Columns:
         return [payload[p : p + n] if n >= 0 else None for p, n in zip(self.value_pos, self.value_size)]
 
 
+def _row_line(batch: BatchEntry, chunks: RecordChunks, payload: bytes | bytearray, rows: np.ndarray,
+              print_data: bool, skip_metadata: bool, i: int) -> str:
+    """Row ``i``'s line by the per-record path."""
+    return record_line(batch, chunks.record(payload, rows[i].tolist()), print_data, skip_metadata=skip_metadata)
+
+
+def _row_json(chunks: RecordChunks, payload: bytes | bytearray, rows: np.ndarray, slow: Callable[[Record], str],
+              i: int) -> str:
+    """Row ``i``'s object by the per-record path."""
+    return slow(chunks.record(payload, rows[i].tolist()))
+
+
 def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool, skip_metadata: bool
                        ) -> Iterator[str]:
     """The ``| offset: ...`` lines of a batch's records (:func:`record_line`'s, character for character), a
@@ -373,6 +388,12 @@ def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool
     meta = "" if skip_metadata else (f"offset: {{}} {batch.timestamp_type}: {{}} keySize: {{}} valueSize: {{}} "
                                      "sequence: {} headerKeys: []")
     for payload, rows in chunks.chunks():
+        if len(rows) >= _COLUMNS_FROM:  # a column at a time (pyarrow), as runs of batches are
+            from .dump_columns import chunk_text
+
+            yield chunk_text(chunks.batch.row, payload, rows, print_data, skip_metadata,
+                             functools.partial(_row_line, batch, chunks, payload, rows, print_data, skip_metadata))
+            continue
         c = _Columns(chunks, rows)
         n = len(rows)
         if print_data:
@@ -415,6 +436,12 @@ def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool,
            '"key_size": {}, "value_size": {}, "key_sha256": {}, "value_sha256": {}, "headers": [], "crc": null, '
            '"is_valid": null, "control": null{}}}')
     for payload, rows in chunks.chunks():
+        if len(rows) >= _COLUMNS_FROM:
+            from .dump_columns import chunk_json
+
+            yield chunk_json(chunks.batch.row, payload, rows, print_data, file_json,
+                             functools.partial(_row_json, chunks, payload, rows, slow))
+            continue
         c = _Columns(chunks, rows)
         keys, values = c.keys(payload), c.values(payload)
         if print_data:

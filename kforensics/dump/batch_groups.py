@@ -42,7 +42,7 @@ class BatchGroup:
     """Consecutive batches of one table of the reader, with their records as columns."""
 
     batches: np.ndarray  # batch-table rows (``COL``), in file order
-    payload: bytes  # the batches' records sections (decompressed), one after another
+    payload: bytes | bytearray  # the batches' records sections (decompressed), one after another
     records: np.ndarray  # record-table rows (``kernels.get().RCOL``) of every record, positions within ``payload``
     record_batch: np.ndarray  # for each record row, its batch's index in ``batches``
     first_record: np.ndarray  # for each batch, the index of its first record row (and the total last)
