@@ -146,12 +146,3 @@ _HANDLERS = {
     "FeatureLevelRecord": _feature,
     "ConfigRecord": _config,
 }
-
-
-def read_cluster_state(inputs: list[Any]) -> ClusterState:
-    """The cluster state the metadata log in ``inputs`` ends with: the timeline's, folded from the same resolved
-    records (copies resolved as Raft does, snapshots taken over where the log cannot be placed).  A caller that
-    builds the timeline anyway takes ``Timeline.cluster`` instead of reading the log again."""
-    from .timeline import build_timeline
-
-    return build_timeline(inputs).cluster

@@ -44,6 +44,7 @@ from typing import Any
 
 from ..log.metadata_log import MetadataEntry as _Rec
 from ..log.metadata_log import MetadataSources, find_metadata_sources
+from .cluster_state import ClusterState
 from .metadata_inputs import loose_segments, refuse_if_no_metadata
 from .metadata_log_copies import mark_committed, report_copies, resolve_copies, resolved_records, survey_copies
 from .metadata_log_records import one_cluster, read_records
@@ -100,3 +101,10 @@ def build_timeline(inputs: Any) -> Timeline:
     tl.findings = tl.log.findings()
     refuse_if_no_metadata(loose, len(items), tl.records)
     return tl
+
+
+def read_cluster_state(inputs: Any) -> ClusterState:
+    """The cluster state (brokers, features, configs) the metadata log in ``inputs`` ends with, folded by the
+    timeline's replay of the resolved records.  A caller that builds the timeline anyway takes
+    ``Timeline.cluster`` instead of reading the log again."""
+    return build_timeline(inputs).cluster

@@ -30,7 +30,7 @@ def read_tiered_evidence(log_dirs: dict[int | None, list[Any]], metadata: list[A
     """Read the remote log metadata in these brokers' log dirs and the tiered topics of the metadata log
     (``cluster``: a ``ClusterState`` already read, else read from ``metadata`` when given)."""
     if cluster is None and metadata:
-        from ..kraft.cluster_state import read_cluster_state
+        from ..kraft.timeline import read_cluster_state
 
         cluster = read_cluster_state(list(metadata))
     return TieredEvidence(tiered_topics(cluster), read_remote_log_metadata(log_dirs))

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kforensics.kraft.cluster_state import read_cluster_state
 from kforensics.kraft.election import ControllerRules, Registration, restart
-from kforensics.kraft.timeline import build_timeline
+from kforensics.kraft.timeline import build_timeline, read_cluster_state
 from kforensics.log.log_dir import open_log_dir
 from kforensics.scan.broker import resolve_log_dirs
 

@@ -102,7 +102,7 @@ def test_tiered_fixtures_regenerate_byte_for_byte(tmp_path):
 
 
 def test_a_topic_configured_for_remote_storage_is_tiered_without_remote_metadata():
-    from kforensics.kraft.cluster_state import read_cluster_state
+    from kforensics.kraft.timeline import read_cluster_state
     from kforensics.tiered.coverage import apply_to_scans, tiered_topics
 
     sc = load_scenario(TIERED / "tiered-follower-below-local-start")
