@@ -11,6 +11,12 @@ reported as a hang.  Exit status 1 when any run is over ``--limit-mb`` or hangs.
     .venv/bin/python scripts/hostile_rss.py                 # the issue's sizes (a few minutes to build)
     .venv/bin/python scripts/hostile_rss.py --small         # the test suite's sizes
     KF_ZSTD_RECORDS=1000000 .venv/bin/python scripts/hostile_rss.py --only zstd-batch
+    .venv/bin/python scripts/hostile_rss.py --work /tmp/w --only groups                    # build once
+    .venv/bin/python scripts/hostile_rss.py --work /tmp/w --only groups --package-root /tmp/old  # before
+
+``--work DIR`` keeps the inputs (and reuses those already built there), so two
+runs can measure the same inputs; ``--package-root DIR`` runs the kforensics
+found there (e.g. ``git archive`` of an older commit) instead of the checkout.
 """
 
 from __future__ import annotations
@@ -31,6 +37,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 CLI = [sys.executable, "-c", "import sys; from kforensics.cli import main; sys.argv[0] = 'kforensics'; main()"]
+#: the same, importing kforensics from the dir in $KF_PACKAGE_ROOT (the editable install's finder set aside)
+SNAPSHOT_CLI = [sys.executable, "-c", "import os, sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' "
+                "not in getattr(f, '__module__', '') and 'editable' not in type(f).__module__]; "
+                "sys.path.insert(0, os.environ['KF_PACKAGE_ROOT']); from kforensics.cli import main; "
+                "sys.argv[0] = 'kforensics'; main()"]
 
 
 def runs(name: str, path: Path, out_dir: Path) -> dict[str, list[str]]:
@@ -49,10 +60,14 @@ def runs(name: str, path: Path, out_dir: Path) -> dict[str, list[str]]:
     return out
 
 
-def measure(argv: list[str], timeout: float) -> tuple[int | None, float, float]:
+def measure(argv: list[str], timeout: float, package_root: str | None = None) -> tuple[int | None, float, float]:
     """(exit code or None for a hang, peak RSS in MB, seconds) of one child run, output discarded."""
     t = time.monotonic()
-    proc = subprocess.Popen([*CLI, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+    cli, env = CLI, None
+    if package_root:
+        cli, env = SNAPSHOT_CLI, dict(os.environ, KF_PACKAGE_ROOT=package_root)
+    proc = subprocess.Popen([*cli, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=package_root or ROOT, env=env)
     deadline = t + timeout
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -68,12 +83,21 @@ def measure(argv: list[str], timeout: float) -> tuple[int | None, float, float]:
 
 def build(where: Path, small: bool, names: list[str] | None) -> dict[str, Path]:
     """The inputs, built in a child process: a child's peak RSS starts at its parent's (Linux keeps the high-water
-    mark across fork and exec), so this process stays small for the children it measures."""
+    mark across fork and exec), so this process stays small for the children it measures.  Inputs already built
+    under ``where`` (listed in its ``inputs.json``) are reused."""
+    listed = where / "inputs.json"
+    if listed.exists():
+        made = {k: Path(v) for k, v in json.loads(listed.read_text()).items()}
+        if all(k in made for k in names or ()) and names:
+            return {k: made[k] for k in names}
     code = ("import json, sys; from pathlib import Path; from tests.hostile import builders; "
             f"made = builders.all_inputs(Path({str(where)!r}), small={small}, names={names!r}); "
             "print(json.dumps({k: str(v) for k, v in made.items()}))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return {k: Path(v) for k, v in json.loads(out.splitlines()[-1]).items()}
+    made = {k: Path(v) for k, v in json.loads(out.splitlines()[-1]).items()}
+    old = json.loads(listed.read_text()) if listed.exists() else {}
+    listed.write_text(json.dumps({**old, **{k: str(v) for k, v in made.items()}}))
+    return made
 
 
 def main() -> int:
@@ -83,6 +107,7 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="input names to build and run (default: all)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--limit-mb", type=float, default=500)
+    ap.add_argument("--package-root", help="run the kforensics in this dir (a snapshot) instead of the checkout's")
     args = ap.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-hostile-rss-"))
     try:
@@ -95,7 +120,7 @@ def main() -> int:
             if args.only and name not in args.only:
                 continue
             for command, argv in runs(name, path, work / "out").items():
-                code, rss, secs = measure(argv, args.timeout)
+                code, rss, secs = measure(argv, args.timeout, args.package_root)
                 over = code is None or rss > args.limit_mb
                 bad += over
                 shown = "HANG" if code is None else str(code)
