@@ -6,8 +6,9 @@ subprocesses, with the same inputs and judgements as the CI fuzz tests
 (``tests/fuzz``): every input is named by (kind, index) and rebuilt from the
 seeds, so any reported case is reproducible with ``--replay KIND:INDEX``.
 
-Per input: a wall-time limit (``--time-limit``, 10 s for inputs under 1 MB,
-plus 10 s per further MB) and a peak-RSS limit (``--rss-limit-mb``, 500 MB),
+Per input: a CPU-time limit (``--time-limit``, 10 s; a loop burns CPU, while
+wall time on a shared machine stretches with its load) with a wall-time
+backstop (``--wall-factor`` times the limit, for a read that blocks) and a peak-RSS limit (``--rss-limit-mb``, 500 MB),
 measured per input (``/proc/self/clear_refs`` resets the peak, ``VmHWM`` reads
 it) and enforced by the parent, which polls each worker's RSS and kills it
 past the limit; ``RLIMIT_AS`` is a backstop.  Recorded: crashes (an exception
@@ -200,6 +201,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
         self.current: tuple[str, int] | None = None
         self.started = 0.0
+        self.cpu_started = 0.0
         self.buf = b""
         self.queue_end: tuple[str, int] | None = None  # last index of the running task
         self.task: tuple[str, int, int] | None = None
@@ -359,6 +361,7 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                 if "start" in msg:
                     w.current = (msg["kind"], msg["start"])
                     w.started = time.monotonic()
+                    w.cpu_started = _cpu_seconds(w.proc.pid)
                     continue
                 _account(kstat(msg["kind"]), msg, events)
                 progress.ran(msg["kind"], msg["done"])
@@ -375,10 +378,14 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                 continue
             kind, i = w.current
             elapsed = now - w.started
+            # a loop burns CPU: the limit is on the worker's CPU time (a shared machine's load stretches wall time
+            # past it for inputs that take a second of CPU); a read that blocks burns none: the wall-time backstop
+            cpu = _cpu_seconds(w.proc.pid) - w.cpu_started
             limit = args.time_limit
             rss_mb = _status_kb("VmRSS", str(w.proc.pid)) / 1024
-            if elapsed > limit or rss_mb > args.rss_limit_mb:
-                cat = "hang" if elapsed > limit else "rss"
+            hang = cpu > limit or elapsed > limit * args.wall_factor
+            if hang or rss_mb > args.rss_limit_mb:
+                cat = "hang" if hang else "rss"
                 w.kill()
                 s = kstat(kind)
                 s["inputs"] += 1
@@ -389,7 +396,7 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
                     s["rss_over"] += 1
                     s["max_rss_mb"] = max(s["max_rss_mb"], round(rss_mb, 1))
                 progress.ran(kind, i)
-                note = f"killed after {elapsed:.1f} s at {rss_mb:.0f} MB RSS"
+                note = f"killed after {elapsed:.1f} s ({cpu:.1f} s of CPU) at {rss_mb:.0f} MB RSS"
                 events.write(json.dumps({"event": cat, "kind": kind, "index": i, "note": note}) + "\n")
                 save_killed(cat, kind, i, note)
                 _restart(w, pending, active, after=i)
@@ -417,6 +424,16 @@ def _drive(args, out: Path, stats: dict, per: dict, kstat, save_killed, workers:
     stats["finished"] = time.time()
     _write_summary(out, stats)
     return stats
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process so far (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _restart(w: Worker, pending: list, active: dict, after: int) -> None:
@@ -526,7 +543,9 @@ def main() -> None:
                     help="skip the first N inputs of the campaign's order (resume: the summary's next_start)")
     ap.add_argument("--stop-after", type=float, default=0,
                     help="stop after this many seconds (0: run all); the summary says where to --start again")
-    ap.add_argument("--time-limit", type=float, default=10.0)
+    ap.add_argument("--time-limit", type=float, default=10.0, help="CPU seconds an input may take (a hang past it)")
+    ap.add_argument("--wall-factor", type=float, default=6.0,
+                    help="an input is also a hang past this many times --time-limit of wall time (a blocked read)")
     ap.add_argument("--rss-limit-mb", type=float, default=500.0)
     ap.add_argument("--as-limit-mb", type=int, default=8192, help="RLIMIT_AS of a worker (a backstop)")
     ap.add_argument("--cli-every", type=int, default=100, help="every Nth input also runs through the CLI")
