@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from .offset_ranges import span, union
 from .verdict_rules import FAILS_REPLAY, IMPACT, ORDER
 
 #: topics (rows) and clusters (columns) drawn by name; the rest are summed into "others"
@@ -32,18 +33,12 @@ _PARTITION_COLUMNS = ["cluster", "topic", "partition", "worst_verdict", "records
 
 def union_count(ranges: list[list[int]]) -> int:
     """How many offsets the inclusive ``ranges`` cover together."""
-    return sum(b - a + 1 for a, b in merge_ranges(ranges))
+    return span(union((int(r[0]), int(r[1])) for r in ranges))
 
 
 def merge_ranges(ranges: list[list[int]]) -> list[list[int]]:
-    """Inclusive offset ranges merged where they overlap or touch, sorted."""
-    out: list[list[int]] = []
-    for a, b in sorted((int(r[0]), int(r[1])) for r in ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return out
+    """Inclusive offset ranges (as JSON holds them: lists) merged where they overlap or touch, sorted."""
+    return [[a, b] for a, b in union((int(r[0]), int(r[1])) for r in ranges)]
 
 
 def ranges_below(ranges: list[list[int]], bound: Any) -> list[list[int]]:

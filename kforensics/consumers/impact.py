@@ -32,6 +32,7 @@ from typing import Any
 
 from ..epoch.cache import LeaderEpochCache
 from ..findings import Finding, finding
+from ..offset_ranges import Range, below, intersect, span, union
 from ..verdict_rules import IMPACT
 from .committed_offsets import CommittedOffset, CommittedOffsets
 from .fetch_position import (
@@ -42,8 +43,6 @@ from .fetch_position import (
     broker_validates,
     next_position,
 )
-
-Range = tuple[int, int]  # [first, last] offsets, inclusive
 
 
 @dataclass
@@ -90,34 +89,6 @@ class ConsumerImpact:
     digests: list[Any] | None = None  # RecordDigest of consumed-and-lost records, when the replay read them
 
 
-# ---------------------------------------------------------------------------- offset ranges
-def union(ranges: list[Range]) -> list[Range]:
-    out: list[Range] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
-def intersect(x: list[Range], y: list[Range]) -> list[Range]:
-    out = []
-    for a, b in x:
-        for c, d in y:
-            lo, hi = max(a, c), min(b, d)
-            if lo <= hi:
-                out.append((lo, hi))
-    return union(out)
-
-
-def below(ranges: list[Range], end: int) -> list[Range]:
-    """The parts of ``ranges`` below ``end`` (exclusive)."""
-    return [(a, min(b, end - 1)) for a, b in ranges if a < end]
-
-
-def span(ranges: list[Range]) -> int:
-    return sum(b - a + 1 for a, b in ranges)
 
 
 # ---------------------------------------------------------------------------- per partition

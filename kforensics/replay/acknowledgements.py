@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from ..offset_ranges import uncovered
 from ..verdict_rules import IMPACT
 from .replica import BatchLog
 from .verdicts import Verdict, offset_ranges
@@ -147,7 +148,7 @@ def classify(v: Verdict, rule: AckRule) -> dict[str, Any]:
         covered = offset_ranges(batches.col("base_offset"), batches.col("last_offset"))
     unknown: list[list[int]] = []
     for a, b in v.offsets:
-        for lo, hi in _uncovered(a, b, covered):
+        for lo, hi in uncovered(a, b, covered):
             if hi < rule.committed_bound:  # below the HW with no batch to read (COMMITTED_NOT_HELD, torn bytes)
                 counts[ACKED_ALL] += hi - lo + 1
                 ranges[ACKED_ALL].append([lo, hi])
@@ -170,19 +171,6 @@ def _uncertain_epochs(batches: BatchLog | None, rule: AckRule) -> list[int]:
         return []
     seen = {int(e) for e in np.unique(batches.col("partition_leader_epoch"))}
     return sorted(e for e, how in rule.isr_below_min.items() if how == "sometimes" and e in seen)
-
-
-def _uncovered(a: int, b: int, covered: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out, at = [], a
-    for lo, hi in covered:
-        if hi < at or lo > b:
-            continue
-        if lo > at:
-            out.append((at, lo - 1))
-        at = max(at, hi + 1)
-    if at <= b:
-        out.append((at, b))
-    return out
 
 
 def summary_text(counts: dict[str, int]) -> str:
