@@ -19,7 +19,7 @@ from typing import IO
 from construct import Construct, Container, ExplicitError, StreamError, stream_read, stream_write
 
 
-class _LimitedVarInt(Construct):
+class LimitedVarInt(Construct):
     """Unsigned LEB128 with a maximum byte count; optionally zig-zag signed."""
 
     def __init__(self, max_bytes: int, zigzag: bool) -> None:
@@ -67,13 +67,13 @@ class _LimitedVarInt(Construct):
 
 
 #: zig-zag signed 32-bit varint (record fields, lengths, header counts)
-VarInt = _LimitedVarInt(5, zigzag=True)
+VarInt = LimitedVarInt(5, zigzag=True)
 #: zig-zag signed 64-bit varlong (timestampDelta)
-VarLong = _LimitedVarInt(10, zigzag=True)
+VarLong = LimitedVarInt(10, zigzag=True)
 #: unsigned 32-bit varint of the flexible protocol encoding
-UVarInt = _LimitedVarInt(5, zigzag=False)
+UVarInt = LimitedVarInt(5, zigzag=False)
 #: unsigned 64-bit varlong
-UVarLong = _LimitedVarInt(10, zigzag=False)
+UVarLong = LimitedVarInt(10, zigzag=False)
 
 
 def encode_uvarint(value: int) -> bytes:

@@ -21,7 +21,7 @@ from . import acknowledgements
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
-from .summary import CHUNK_OFFSETS, ReplicaSummary, floor_below, summarize, window_floor, windowed
+from .summary import ReplicaSummary, replay_window, summarize, windowed
 from .verdicts import RecordDigest
 
 
@@ -50,16 +50,12 @@ Reload = Callable[[int], list[Replica]]
 
 def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: list[ReplicaSummary] | None,
              reload: Reload | None) -> tuple[list[Replica], Reload]:
-    """The replicas the replay starts from, and how it gets batches below their window when it must."""
+    """The replicas the replay starts from, and how it gets batches below their window when it must (the
+    windowing rule of both front ends, :func:`~kforensics.replay.summary.replay_window`, over the replicas held)."""
     if reload is not None:
         return replicas, reload  # windowed by the caller, who knows where the rest is
-    floor = window_floor(summaries or [summarize(r) for r in replicas], kafka_version)
-    size = (summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS)
-
-    def lower(offset: int) -> list[Replica]:
-        return windowed(replicas, floor_below(offset, size))
-
-    return windowed(replicas, floor), lower
+    return replay_window(summaries or [summarize(r) for r in replicas], kafka_version,
+                         lambda floor: windowed(replicas, floor))
 
 
 def _replay(replicas: list[Replica], reload: Reload, **kw: Any) -> tuple[PartitionReplay, list[Replica]]:

@@ -20,7 +20,7 @@ from construct import Bytes, Construct, FormatField, IfThenElse, Prefixed, Renam
 from ...formats import legacy, record_batch
 from ...formats.layout import FixedLayout
 from ...formats.record_batch import CountPrefixedArray, NullableVarBytes, VarBytes
-from ...formats.varint import _LimitedVarInt
+from ...formats.varint import LimitedVarInt
 from ..batch_table import COL
 from . import crc
 from .status import (
@@ -301,17 +301,17 @@ def gen_resync() -> str:
 # ---------------------------------------------------------------- records
 
 
-def _field(sub: Construct) -> FormatField | _LimitedVarInt | NullableVarBytes | CountPrefixedArray:
+def _field(sub: Construct) -> FormatField | LimitedVarInt | NullableVarBytes | CountPrefixedArray:
     """The construct a struct field is declared with, if the kernels map it."""
     c = sub.subcon if isinstance(sub, Renamed) else sub
-    if isinstance(c, (FormatField, _LimitedVarInt, NullableVarBytes, CountPrefixedArray)):
+    if isinstance(c, (FormatField, LimitedVarInt, NullableVarBytes, CountPrefixedArray)):
         return c
     raise TypeError(f"no kernel mapping for {sub!r}")
 
 
-def _varint_of(c: Construct) -> _LimitedVarInt:
+def _varint_of(c: Construct) -> LimitedVarInt:
     """The varint a length or count field is declared with."""
-    if not isinstance(c, _LimitedVarInt):
+    if not isinstance(c, LimitedVarInt):
         raise TypeError(f"no kernel mapping for a length or count field {c!r}")
     return c
 
@@ -321,7 +321,7 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
     lines: list[str] = []
     cols: list[str] = []
 
-    def varint(var: str, c: _LimitedVarInt) -> None:
+    def varint(var: str, c: LimitedVarInt) -> None:
         lines.append(f"{indent}{var}, p, ok = _varint(buf, p, {lim}, {c.max_bytes}, {c.zigzag})")
         lines.append(f"{indent}if ok != 0:")
         lines.append(f"{indent}    return i, start, ok")
@@ -339,7 +339,7 @@ def _gen_struct_body(struct: Struct, indent: str, lim: str, store: bool, depth: 
             lines.append(f"{indent}p += {size}")
             if store:
                 cols.append(sub.name)
-        elif isinstance(c, _LimitedVarInt):
+        elif isinstance(c, LimitedVarInt):
             varint(name, c)
             if store:
                 cols.append(sub.name)
