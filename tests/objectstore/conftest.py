@@ -33,6 +33,9 @@ def s3(tmp_path_factory):
     if why:
         pytest.skip(why)
     work = tmp_path_factory.mktemp("s3")
+    why = s3server.no_attributes(work)
+    if why:
+        pytest.skip(why)
     local = work / "local"
     local.mkdir()
     tgz = archive(FIXTURES, gz=True)

@@ -166,6 +166,20 @@ def object_md5(path: Path) -> None:
     os.setxattr(path, "user.user.content-md5", digest.digest())
 
 
+def no_attributes(directory: Path) -> str | None:
+    """Why the backend cannot keep objects under ``directory`` (None when it can): its filesystem must take user
+    extended attributes (see :func:`object_md5`)."""
+    probe = directory / ".xattr-probe"
+    probe.write_bytes(b"")
+    try:
+        os.setxattr(probe, "user.user.content-md5", b"0" * 16)
+    except OSError as e:
+        return f"{directory} takes no user extended attributes ({e.strerror}): s3proxy's filesystem-nio2 needs them"
+    finally:
+        probe.unlink()
+    return None
+
+
 def start_server(workdir: Path) -> S3Server:
     """Start s3proxy on a free loopback port with its backend under ``workdir``."""
     basedir = workdir / "buckets"
