@@ -10,16 +10,18 @@ Rules, from Kafka 2.8.2 (core/src/main/scala/kafka/controller/):
   LeaderAndIsr.newLeaderAndIsr (core/src/main/scala/kafka/api/LeaderAndIsr.scala): leader epoch + 1.
 - PartitionStateMachine then elects for every partition without a live leader, and again each time a broker
   comes back (onBrokerStartup, KafkaController.scala): offlinePartitionLeaderElection (PartitionStateMachine
-  .scala) takes the first replica in assignment order that is live and in the ISR (unclean election off);
-  the new ISR is the live part of the old one, the epoch + 1.  A partition whose leader is live is not touched.
+  .scala) takes the first replica in assignment order that is live and in the ISR, else, where the topic allows
+  unclean election, the first live one; the new ISR is the live part of the old one (the new leader alone
+  after an unclean election), the epoch + 1.  A partition whose leader is live is not touched.
 """
 
 from __future__ import annotations
 
 
-def restart(frozen: dict, assignment: list[int], order: list[int]) -> tuple[int, int]:
+def restart(frozen: dict, assignment: list[int], order: list[int], unclean: bool = False) -> tuple[int, int]:
     """(leader, leader_epoch) after brokers come back one at a time in ``order`` onto the frozen state
-    ``{"leader", "leader_epoch", "isr"}`` of a partition whose replicas are ``assignment``."""
+    ``{"leader", "leader_epoch", "isr"}`` of a partition whose replicas are ``assignment``; unclean: the topic's
+    unclean.leader.election.enable."""
     leader, epoch, isr = frozen["leader"], frozen["leader_epoch"], list(frozen["isr"])
     first = order[0]
     for r in sorted(set(assignment) - {first}):  # the dead replicas as the controller starts
@@ -37,6 +39,8 @@ def restart(frozen: dict, assignment: list[int], order: list[int]) -> tuple[int,
         if cand is not None:
             leader, epoch = cand, epoch + 1
             isr = [b for b in isr if b in live]
+        elif unclean and (cand := next((a for a in assignment if a in live), None)) is not None:
+            leader, epoch, isr = cand, epoch + 1, [cand]
     return leader, epoch
 
 
@@ -55,7 +59,9 @@ def explain(result: dict) -> list[dict]:
         ps = parts.get(p) or parts.get(int(p)) if isinstance(parts, dict) else None
         if not isinstance(ps, dict) or "replicas" not in ps:
             continue
-        leader, epoch = restart(st, ps["replicas"], o["order"])
+        conf = ((result.get("story") or {}).get("topics") or {}).get(topic) or {}
+        unclean = str(conf.get("unclean.leader.election.enable", "false")).lower() == "true"
+        leader, epoch = restart(st, ps["replicas"], o["order"], unclean)
         lc, ec = checks.get(("leader", topic, int(p))), checks.get(("leader_epoch", topic, int(p)))
         out.append(
             {

@@ -135,3 +135,14 @@ def test_zookeeper_controller_restart_model():
     # after removing replica 1, (Leader:-1,ISR:3,LeaderEpoch:3) after removing replica 3 (an ISR of one stays),
     # nobody in the ISR until broker 3 is back last: leader=3, leaderEpoch=4
     assert zkmodel.restart({"leader": 3, "leader_epoch": 1, "isr": [3, 1]}, [2, 3, 1], [2, 1, 3]) == (3, 4)
+
+
+def test_zookeeper_controller_restart_model_unclean():
+    # real Kafka 2.8.2 (unclean-election, events-0 with unclean.leader.election.enable=true, order 3, 1, 2):
+    # (Leader:2,ISR:2,LeaderEpoch:5) after removing replica 1, (Leader:-1,ISR:2,LeaderEpoch:6) after removing
+    # replica 2; broker 3, outside the ISR, is elected at once (unclean): its state znode says leader 3, epoch 7
+    from kflab import zkmodel
+
+    frozen = {"leader": 2, "leader_epoch": 4, "isr": [2, 1]}
+    assert zkmodel.restart(frozen, [3, 2, 1], [3, 1, 2], unclean=True) == (3, 7)
+    assert zkmodel.restart(frozen, [3, 2, 1], [3, 1, 2], unclean=False) == (2, 7)  # waits for broker 2
