@@ -277,7 +277,8 @@ class TarArchive:
 
     def _add(self, info: tarfile.TarInfo, entry: Entry) -> None:
         name = info.name
-        parts = [p for p in PurePosixPath(name).parts if p not in (".", "")]
+        # split here, not by PurePosixPath: it interns every part, which kept each member's name a second time
+        parts = [p for p in name.split("/") if p not in (".", "")]
         if name.startswith("/") or ".." in parts or not (info.isfile() or info.isdir()):
             self._ignore(name)  # absolute, escaping or link members are not followed
             return
