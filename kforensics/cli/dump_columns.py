@@ -27,7 +27,7 @@ from ..formats.compression import CODECS
 from ..formats.record_batch import COMPRESSION_MASK, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT
 from ..log import kernels
 from ..log.batch_table import COL
-from .dump_text import _json_payload, _text
+from .record_values import json_payload, value_text
 
 if TYPE_CHECKING:
     from ..dump.segment import BatchGroupEvent
@@ -243,8 +243,9 @@ def _record_text(run: _Run, payload: bytes | bytearray, print_data: bool, skip_m
             parts.append(" ")
     if print_data:
         bad = _bad_bytes(payload, False)
-        key = _values(payload, bad, run.key_pos, run.key_len, "key: ", " ", lambda d: "key: " + _text(d) + " ")
-        value = _values(payload, bad, run.value_pos, run.value_len, "payload: ", "", lambda d: "payload: " + _text(d))
+        key = _values(payload, bad, run.key_pos, run.key_len, "key: ", " ", lambda d: "key: " + value_text(d) + " ")
+        value = _values(payload, bad, run.value_pos, run.value_len, "payload: ", "",
+                        lambda d: "payload: " + value_text(d))
         parts += [pc.fill_null(key, _lit("")), pc.fill_null(value, _lit("payload: null"))]
     parts.append("\n")
     return _join(*parts)
@@ -300,9 +301,9 @@ def _record_json(run: _Run, payload: bytes | bytearray, print_data: bool, file_j
     if print_data:
         bad = _bad_bytes(payload, True)
         pre, post = '{"encoding": "utf-8", "data": "', '"}'
-        parts += [', "key": ', pc.fill_null(_values(payload, bad, run.key_pos, run.key_len, pre, post, _json_payload),
+        parts += [', "key": ', pc.fill_null(_values(payload, bad, run.key_pos, run.key_len, pre, post, json_payload),
                                             _lit("null")),
                   ', "value": ', pc.fill_null(_values(payload, bad, run.value_pos, run.value_len, pre, post,
-                                                      _json_payload), _lit("null"))]
+                                                      json_payload), _lit("null"))]
     parts.append("}\n")
     return _join(*parts)

@@ -8,7 +8,6 @@ escaping, so evidence cannot write control bytes to the terminal.
 
 from __future__ import annotations
 
-import base64
 import functools
 import hashlib
 import json
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..serialize import to_jsonable
 from .common import payload_text, printable
+from .record_values import json_payload, value_text
 
 if TYPE_CHECKING:  # the record types pull in numpy; side files are dumped without it
     import numpy as np
@@ -278,15 +278,6 @@ def stop_lines(result: SegmentDump, recovered: list[tuple[int, int, int, int, in
 
 
 # ---------------------------------------------------------------- records a chunk of rows at a time
-def _text(data: bytes | bytearray) -> str:
-    """:func:`payload_text` of bytes that are there, with its common case (printable UTF-8) first."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return payload_text(bytes(data))
-    return text if text.isprintable() else payload_text(bytes(data))
-
-
 #: a chunk of at most this many rows is turned into columns by Python, not numpy
 _SMALL_CHUNK = 64
 #: a chunk of at least this many rows is formatted by pyarrow's string kernels (dump_columns: its import costs
@@ -397,8 +388,8 @@ def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool
         c = _Columns(chunks, rows)
         n = len(rows)
         if print_data:
-            keys = ["" if k is None else f"key: {_text(k)} " for k in c.keys(payload)]
-            values = ["payload: null" if v is None else "payload: " + _text(v) for v in c.values(payload)]
+            keys = ["" if k is None else f"key: {value_text(k)} " for k in c.keys(payload)]
+            values = ["payload: null" if v is None else "payload: " + value_text(v) for v in c.values(payload)]
             fmt = "| " + meta + (" " if meta else "") + "{}{}"
         else:
             keys = values = [""] * n
@@ -412,14 +403,6 @@ def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool
                                    skip_metadata=skip_metadata)
         if lines:
             yield "\n".join(lines) + "\n"
-
-
-def _json_payload(data: bytes | bytearray) -> str:
-    """``serialize.payload`` of bytes that are there, as the JSON text the dump's serializer writes."""
-    try:
-        return '{"encoding": "utf-8", "data": ' + json.dumps(data.decode("utf-8"), ensure_ascii=False) + "}"
-    except UnicodeDecodeError:
-        return '{"encoding": "base64", "data": "' + base64.b64encode(data).decode("ascii") + '"}'
 
 
 def _sha(data: bytes | bytearray | None) -> str:
@@ -445,8 +428,8 @@ def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool,
         c = _Columns(chunks, rows)
         keys, values = c.keys(payload), c.values(payload)
         if print_data:
-            data = [', "key": ' + ("null" if k is None else _json_payload(k)) + ', "value": '
-                    + ("null" if v is None else _json_payload(v)) for k, v in zip(keys, values)]
+            data = [', "key": ' + ("null" if k is None else json_payload(k)) + ', "value": '
+                    + ("null" if v is None else json_payload(v)) for k, v in zip(keys, values)]
         else:
             data = [""] * len(rows)
         lines = list(map(fmt.format, c.offset, c.timestamp, c.sequence, c.size, c.key_size, c.value_size,

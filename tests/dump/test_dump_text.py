@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import ORACLE, ROOT, load_manifest, need_shared
 from kforensics.cli import main
 from kforensics.formats.record_batch import RecordData, build_batch
+from tests.conftest import ORACLE, ROOT, load_manifest, need_shared
 
 FIXTURES = ROOT / "fixtures" / "brokers"
 
