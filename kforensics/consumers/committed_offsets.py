@@ -38,40 +38,11 @@ from ..formats.group_coordinator import decode
 from ..formats.internal_topics import CoordinatorRecord
 from ..transactions.internal_log import LoggedRecord, logged_records
 from ..transactions.internal_log import coordinator_copies as coordinator_copies  # re-exported
+from .offset_commit import CommittedOffset as CommittedOffset  # re-exported
+from .offset_commit import Key as Key  # re-exported
 from .offset_store import OffsetStore, OffsetView, key_bytes
 
 OFFSET_KEYS = ("OffsetCommitKey", "LegacyOffsetCommitKey")
-Key = tuple[str, str, int]  # group, topic, partition
-
-
-@dataclass(slots=True)
-class CommittedOffset:
-    """A group's committed offset for one partition, and where in the evidence it was read."""
-
-    group: str
-    topic: str
-    partition: int
-    offset: int
-    leader_epoch: int | None  # None: the commit carries no epoch (value before v3, or -1)
-    metadata: str
-    commit_timestamp: int
-    expire_timestamp: int | None = None
-    value_version: int | None = None
-    producer_id: int = -1  # >= 0 for a transactional offset commit (applied by its COMMIT marker)
-    coordinator_partition: int | None = None  # the __consumer_offsets partition
-    log_offset: int = -1  # the commit record's offset in it
-    file: str | None = None
-    position: int | None = None  # byte position of the record's batch in ``file``
-    broker_id: int | None = None
-    # brokers whose copy holds this same commit (a tuple: one shared by every commit of a single copy, where a list
-    # each cost 56 bytes a group)
-    copies: tuple[int | None, ...] = ()
-
-    @property
-    def key(self) -> Key:
-        return self.group, self.topic, self.partition
-
-
 @dataclass
 class CommittedOffsets:
     """Every committed offset found, sorted by group, topic, partition."""
@@ -85,6 +56,8 @@ class CommittedOffsets:
     findings: list[Finding] = field(default_factory=list)
 
     def for_partition(self, topic: str, partition: int) -> list[CommittedOffset]:
+        if isinstance(self.offsets, OffsetView):
+            return self.offsets.for_partition(topic, partition)
         return [c for c in self.offsets if c.topic == topic and c.partition == partition]
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
-if TYPE_CHECKING:
-    from .committed_offsets import CommittedOffset
+from .offset_commit import CommittedOffset
 
 #: nullable integer columns: "no value" (every value these columns hold is far from it: epochs and broker ids are
 #: int32, expire timestamps below 0 and byte positions below 0 are not kept)
@@ -147,8 +146,6 @@ class OffsetStore:
 
     def offset(self, key: bytes, row: int) -> CommittedOffset:
         """The commit of ``row`` (whose key is ``key``) as a ``CommittedOffset``."""
-        from .committed_offsets import CommittedOffset
-
         group, topic, partition = key_of(key)
         c = self.cols
         topic = self._topics.setdefault(topic.encode("utf-8", "surrogatepass"), topic)
@@ -187,6 +184,12 @@ class OffsetView(Sequence["CommittedOffset"]):
     def __iter__(self) -> Iterator[CommittedOffset]:
         for k in self.keys:
             yield self._at(k)
+
+    def for_partition(self, topic: str, partition: int) -> list[CommittedOffset]:
+        """The commits for one partition, in group order (the others are not made: a key ends with its topic and
+        partition, and an escaped string never holds the separator)."""
+        suffix = key_bytes("", topic, partition)
+        return [self._at(k) for k in self.keys if k.endswith(suffix)]
 
     def tolist(self) -> list[CommittedOffset]:
         """Every commit, made now (the serializer's hook for sequences it does not know, as numpy's)."""

@@ -65,3 +65,19 @@ def test_a_consumer_group_is_a_row_of_columns(tmp_path):
     first, last = co.offsets[0], co.offsets[-1]
     assert (first.group, first.topic, first.partition, first.offset) == ("group-00000000", "orders", 0, 5)
     assert last.group == f"group-{GROUPS - 1:08d}" and last.copies == (1,) and last.leader_epoch == 0
+
+
+def test_group_keys_sort_and_select_as_the_tuples_do():
+    from kforensics.consumers.committed_offsets import CommittedOffset
+    from kforensics.consumers.offset_store import OffsetStore, OffsetView, key_bytes, key_of
+
+    keys = [("g", "t", 0), ("g", "t", 1), ("g\x00", "t", 0), ("g", "t\x00", 0), ("ga", "t", -5), ("", "", 2**31 - 1),
+            ("\udc80x", "t", 0), ("g", "tt", 0), ("g", "", 0), ("g", "t", -(2**31))]
+    store = OffsetStore()
+    for g, t, p in keys:
+        assert key_of(key_bytes(g, t, p)) == (g, t, p)
+        store.put(key_bytes(g, t, p), CommittedOffset(g, t, p, 1, None, "", 0))
+    view = OffsetView(store)
+    assert [c.key for c in view] == sorted(keys)  # as a list of CommittedOffset sorted by key was
+    for _, t, p in keys:
+        assert [c.key for c in view.for_partition(t, p)] == sorted(k for k in keys if (k[1], k[2]) == (t, p))
