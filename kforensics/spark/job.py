@@ -58,6 +58,7 @@ from .schemas import (
 )
 from .session import session  # noqa: F401 - tests/conftest.py, the notebook and the benchmark start it from here
 from .summary import Outcome, finding_counts, summarize, verdict_counts, verdict_summary
+from .tiered import TieredDriver, read_tiered, write_tiered_findings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -99,6 +100,7 @@ class _Driver:
     timelines: dict[str | None, Timeline] = field(default_factory=dict)
     timeline_findings: dict[str | None, list[Finding]] = field(default_factory=dict)
     restart: dict[str | None, RestartEvidence] = field(default_factory=dict)
+    tiered: TieredDriver = field(default_factory=TieredDriver)
     cleanup: list = field(default_factory=list)  # broadcasts and persisted frames to release at the end
 
 
@@ -107,7 +109,8 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
     restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running)
-    return _Driver(planned, timelines, found, restart)
+    # tiered storage: per snapshot in its info (before the scan stage broadcasts it), per cluster for the replay
+    return _Driver(planned, timelines, found, restart, read_tiered(planned, timelines, restart))
 
 
 def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Staging) -> tuple[DataFrame | None,
@@ -172,6 +175,7 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         o.corrected = checks.corrected
         write_timeline_findings(d.timeline_findings, checks.reported, st.path, st.filesystem)
         write_not_replayed(o.statuses, st.path, st.filesystem)
+        write_tiered_findings(d.plan, d.tiered, st.path, st.filesystem)
         commits = committed_offsets(d.plan, o.statuses, st.path, st.filesystem)
         o.timings["checks_s"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -180,7 +184,7 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
         shared = Shared(options.kafka_version, d.timelines, {c: cc.commits for c, cc in commits.items()},
                         transaction_state_copies(d.plan), checks.reported,
                         {sid: str(info["spec"]) for sid, info in d.plan.snapshots.items()}, raw_names(d.plan),
-                        dict(options.events or {}), d.restart, options.min_insync_replicas)
+                        dict(options.events or {}), d.restart, options.min_insync_replicas, d.tiered.clusters)
         o.groups = _replay_stage(started, d, scanned, o.statuses, shared, options, st)
         o.timings["replay_s"] = time.perf_counter() - t
     finally:

@@ -40,6 +40,7 @@ from .schemas import TASK_COLUMNS
 
 if TYPE_CHECKING:
     from ..kraft.timeline import Timeline
+    from ..tiered.evidence import TieredEvidence
 
 #: where evidence is read from: a local path, an archive member, a file of a pyarrow filesystem (as
 #: :class:`kforensics.spark.inputs.Located` holds it)
@@ -58,6 +59,7 @@ class SnapshotInfo(TypedDict, total=False):
     log_dirs: list[str]  # its log dirs, relative to its root, hex-encoded (names as they are on disk)
     transaction_state: bool  # whether it holds ``__transaction_state``
     checks: bool  # whether the broker checks read its partition rows (see broker_checks)
+    tiered: TieredEvidence  # the topics its metadata log tiers and its remote metadata (see .tiered); else absent
 
 
 @dataclass

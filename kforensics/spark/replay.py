@@ -55,6 +55,7 @@ from ..tables.replay_tables import (
     verdicts_table,
 )
 from ..tables.schemas import fit
+from ..tiered.evidence import TieredEvidence, tier_replicas
 from ..verdict_rules import affects_consumers
 from . import table_files
 from .files import Context, FileSystem, cluster_context
@@ -105,6 +106,8 @@ class Shared:
     events: dict[GroupKey, list[dict[str, object]]] = field(default_factory=dict)
     restart: dict[str | None, RestartEvidence] = field(default_factory=dict)
     min_insync_replicas: int | None = None  # --min-insync-replicas: overrides the metadata log's configs
+    #: per cluster the tiered topics of its record and its ``__remote_log_metadata`` fold (:mod:`.tiered`)
+    tiered: dict[str | None, TieredEvidence] = field(default_factory=dict)
 
     @classmethod
     def of(cls, value: object) -> Shared:
@@ -168,7 +171,7 @@ def _logs(key: GroupKey, rows: list[dict], replicas: list[Replica], shared: Shar
 
 def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[Replica] | None = None,
                 summaries: list[ReplicaSummary] | None = None, load: Callable[[int], list[Replica]] | None = None,
-                reported: frozenset[tuple] = frozenset()) -> GroupReplay:
+                reported: frozenset[tuple] = frozenset(), tier: dict[str, Any] | None = None) -> GroupReplay:
     """One group replayed: :func:`kforensics.replay.group.replay_group`, the same replay as ``kforensics replay``,
     then what it does to consumer groups and transactions.
 
@@ -177,9 +180,12 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
     ``divergence`` rows, the findings as (context, findings) pairs, the ``consumer_impact`` and ``transactions``
     tables, and ``affected``: whether the replay leaves records the new leader does not serve.  Findings whose
     :func:`~kforensics.scan.broker.finding_key` the scan stage reported (``reported``, and the cluster's in
-    ``shared``) are left out: each finding once."""
+    ``shared``) are left out: each finding once.  ``tier``: each replica's
+    :func:`~kforensics.tiered.evidence.scan_view` by its partition dir (a tiered partition's replicas are joined
+    with the cluster's remote metadata as ``replay`` joins them)."""
     cluster, topic, partition = key
     reload = None
+    load, replicas = _tiered(key, shared, tier or {}, load, replicas)
     if replicas is None:
         if load is None:
             raise InternalError("a group replayed from its summaries needs their load")
@@ -203,6 +209,23 @@ def replay_rows(key: GroupKey, rows: list[dict], shared: Shared, replicas: list[
                        consumer_impact=consumer_impact_table(impact.consumer_impact, cluster)
                        if impact.consumer_impact else None,
                        transactions=table_of("transactions", reopened) if reopened else None, affected=affected)
+
+
+def _tiered(key: GroupKey, shared: Shared, views: dict[str, Any], load: Callable[[int], list[Replica]] | None,
+            replicas: list[Replica] | None) -> tuple[Callable[[int], list[Replica]] | None, list[Replica] | None]:
+    """``load`` and ``replicas`` with ``replay``'s tiered-storage hook applied to every replica they give (each
+    load makes new replicas: each gets it)."""
+    cluster, topic, partition = key
+    ev = shared.tiered.get(cluster)
+    if ev is None or not ev.is_tiered(topic, partition):
+        return load, replicas
+
+    def tiered(reps: list[Replica]) -> list[Replica]:
+        tier_replicas(ev, topic, partition, reps, views)
+        return reps
+
+    return (None if load is None else (lambda floor: tiered(load(floor)))), \
+        (None if replicas is None else tiered(replicas))
 
 
 def replay_findings(rp: PartitionReplay, cluster: str | None) -> list[tuple[Context, list[Finding]]]:
@@ -355,7 +378,9 @@ def _replay_sketches(key: GroupKey, items: list[Sketch], shared: Shared, outputs
         if not rows:
             return None
         reported = frozenset().union(*(it.reported for it in items))
-        return outputs.add(key, replay_rows(key, rows, shared, summaries=summaries, load=load, reported=reported))
+        tier = {partition_path(SimpleNamespace(**it.row)): it.tier for it in items if it.tier is not None}
+        return outputs.add(key, replay_rows(key, rows, shared, summaries=summaries, load=load, reported=reported,
+                                            tier=tier))
     except Exception as e:  # noqa: BLE001 - one group's failure is a finding; the other groups go on
         brokers = sorted({int(it.row["broker_id"]) for it in items if it.row.get("broker_id") is not None})
         return outputs.failed(key, _failed(key, brokers, e), e)

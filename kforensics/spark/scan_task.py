@@ -39,6 +39,7 @@ from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
 from ..tables.schemas import fit
 from ..tables.schemas import table as table_of
+from ..tiered.evidence import scan_view, tier_scan
 from . import files, table_files
 from .batch_files import DirBatches, TaskBatches
 from .broker_checks import finding_keys
@@ -215,8 +216,11 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     pdir = open_dir(str(info["spec"]), log_dir, dir_name)
     sink = SketchSink(batches)
     with transaction_coordinator(snapshot_coordinator(t.snapshot_id, info)):
-        scan = scan_partition(pdir, PartitionContext(**json.loads(t.context)), kafka_version=kafka_version,
-                              batch_sink=sink)
+        pctx = PartitionContext(**json.loads(t.context))
+        scan = scan_partition(pdir, pctx, kafka_version=kafka_version, batch_sink=sink)
+    tiered = info.get("tiered")
+    if tiered is not None:  # as scan's broker hook: the topics and remote metadata of the snapshot
+        tier_scan(scan, tiered, pctx.log_start_offset)
     held = batches.close()  # None: its rows are held for the task's file (a small replica, not read back)
     extra, payload = _internal_topic_findings(pdir, context["broker_id"])
     extra += archive_damage(getattr(root_of(str(info["spec"])), "archive", None),
@@ -229,6 +233,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
         made = make_sketch(rows["partitions"][0], sink, scan, held, out.filesystem)
         made.reported = frozenset(keys)
+        made.tier = scan_view(scan)
         sketch = pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)
     check = None
     if info.get("checks"):

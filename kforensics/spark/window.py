@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -131,6 +132,9 @@ class Sketch:
     #: the finding keys of the replica's scan (:func:`kforensics.scan.broker.finding_key`): what the replay of its
     #: group leaves out, already said
     reported: frozenset[tuple] = frozenset()
+    #: what the replay's tiered-storage hook reads of the replica's scan
+    #: (:func:`kforensics.tiered.evidence.scan_view`; None: the scan found nothing tiered to say)
+    tier: Any = None
 
 
 def whole_replica(batches: pd.DataFrame, row: dict) -> Replica:

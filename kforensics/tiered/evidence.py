@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from ..findings import Finding
@@ -46,6 +47,25 @@ def tier_scans(partitions: list[Any], log_dirs: list[Any], cluster: Any,
         return []
     apply_to_scans(partitions, log_starts, ev.remote, ev.topics)
     return ev.findings
+
+
+def tier_scan(scan: Any, ev: TieredEvidence, log_start: int | None) -> None:
+    """The scan's hook for one partition dir scanned alone (a Spark scan task): :func:`tier_scans` of its broker,
+    with the broker's tiered evidence read beforehand (``ev``, its fold's findings reported by the caller) and the
+    partition's checkpointed log start (None: no entry)."""
+    starts = {} if log_start is None else {(scan.topic, scan.partition): log_start}
+    apply_to_scans([scan], starts, ev.remote, ev.topics)
+
+
+def scan_view(scan: Any) -> SimpleNamespace:
+    """What :func:`tier_replicas` reads of a replica's scan, compact (a Spark sketch carries it to the replay):
+    its path, its tiered facts, and its local log start as a single segment (:func:`~.coverage.tiered_facts`
+    takes the first segment file's base offset, else the first batch's offset)."""
+    bases = [s.base_offset for s in scan.segments if s.path]
+    firsts = [s.first_offset for s in scan.segments if s.first_offset is not None]
+    segs = [SimpleNamespace(base_offset=min(bases), first_offset=None, path=scan.path)] if bases else \
+        [SimpleNamespace(base_offset=None, first_offset=min(firsts), path=None)] if firsts else []
+    return SimpleNamespace(path=scan.path, tiered=scan.tiered, segments=segs)
 
 
 def tier_replicas(ev: TieredEvidence, topic: str, partition: int, replicas: list[Any],

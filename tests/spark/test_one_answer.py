@@ -141,17 +141,25 @@ ELECTIONS = [p for p in sorted((ROOT / "fixtures" / "elections").glob("election-
              if "alive" not in json.loads((p / "scenario.json").read_text())]
 
 
+#: the tiered-storage cases (KIP-405, #28): the scan stage and the replay stage get the remote metadata as ``scan`` and
+#: ``replay`` do (before: a follower below the leader's local log start replayed as LOSS_COMMITTED in Spark)
+TIERED = sorted((ROOT / "fixtures" / "tiered").glob("tiered-*"))
+
+
 #: random election histories (tests/kraft/election_histories.py) the two front ends must agree on
 RANDOM_SEEDS = range(12)
 
 
 def clusters(tmp: Path) -> dict[str, list[Path]]:
-    """The clusters compared: combined KRaft nodes, a damaged broker alone, a healthy scenario, and the real 3-broker
-    KRaft cluster when ../shared is there."""
+    """The clusters compared: combined KRaft nodes, a damaged broker alone, a healthy scenario, the election and
+    tiered-storage cases as combined nodes, random histories, and the real 3-broker KRaft cluster when ../shared is
+    there."""
     out = {"combined": _combined(tmp), "damaged": [ROOT / "fixtures" / "brokers" / "damaged"],
            "healthy": sorted(HEALTHY.glob("broker-*"))}
     for e in ELECTIONS:
         out[e.name] = _combined(tmp, e, e.name)
+    for t in TIERED:
+        out[t.name] = _combined(tmp, t, t.name)
     for seed in RANDOM_SEEDS:  # random registrations, configs, markers and logs: the same leader, how and verdicts
         h = write_history(tmp / "random", f"random-{seed}", seed)
         out[f"random-{seed}"] = _combined(tmp, h, f"random-{seed}")
@@ -229,3 +237,26 @@ def test_verdicts_and_partitions_are_replays_and_scans(both):
                                                                   for p in doc["partitions"]), sid
     hows = {r.leader_how for r in v.itertuples() if r.cluster in {e.name for e in ELECTIONS}}
     assert {"offline", "predicted:elr", "predicted:unclean"} <= hows, hows
+
+
+def test_tiered_partitions_are_scans(both):
+    """The ``tiered`` column of each snapshot's partitions (log start, local log start, remote coverage, gaps)
+    equals ``scan``'s ``partitions[].tiered``; and the tiered cases' verdicts include what only the tiered path
+    gives (``REMOTE_SEGMENTS_UNREACHABLE``, and a follower below the leader's local log start judged ``OK``)."""
+    cli, tables = both
+    parts, v = tables["partitions"], tables["verdicts"]
+    tiered_rows = 0
+    for t in TIERED:
+        for sid, doc in cli[t.name].scans.items():
+            mine = parts[parts["snapshot_id"] == sid]
+            got = {r.dir_name: None if r.tiered is None or r.tiered != r.tiered else json.loads(r.tiered)
+                   for r in mine.itertuples()}
+            want = {p["dir_name"]: p.get("tiered") for p in doc["partitions"]}
+            assert got == want, sid
+            tiered_rows += sum(x is not None for x in got.values())
+    assert tiered_rows >= 2 * len(TIERED), tiered_rows
+    codes = {(r.cluster, r.topic, int(r.broker_id), r.verdict) for r in v.itertuples()
+             if str(r.cluster).startswith("tiered-")}
+    assert ("tiered-unclean-orphans-remote", "orders", 2, "REMOTE_SEGMENTS_UNREACHABLE") in codes, codes
+    assert ("tiered-follower-below-local-start", "orders", 2, "OK") in codes, codes
+    assert ("tiered-remote-local-gap", "orders", 2, "NOT_CONVERGING") in codes, codes
