@@ -12,7 +12,7 @@ import click
 from ..errors import ExitCode
 from .options import format_option, kafka_version_option, metadata_option
 from .replay_inputs import replay_input_options, resolve_replay_inputs
-from .restart_options import alive_option
+from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:
     from ..epoch.versions import KafkaVersion
@@ -42,6 +42,7 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @kafka_version_option("Truncation rules to replay: 0.10, 0.11, 2.0.0, 2.0.1, 2.8, ... latest.")
 @click.option("--leader", type=int, help="Broker to elect (default: the controller's record, else replay's choice).")
 @alive_option
+@min_insync_replicas_option
 @metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                  "inside the brokers' log dirs.")
 @click.option("--produce", "bootstrap", metavar="BOOTSTRAP",
@@ -56,7 +57,8 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @format_option()
 def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, out_dir: str,
             topic: str | None, partition: int | None, kafka_version: KafkaVersion, leader: int | None,
-            alive: tuple[int, ...] | None, running: tuple[int, ...] | None, metadata: tuple[str, ...],
+            alive: tuple[int, ...] | None, running: tuple[int, ...] | None, min_insync_replicas: int | None,
+            metadata: tuple[str, ...],
             bootstrap: str | None, send: bool,
             topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str) -> None:
     """Export the records the replay says a replica loses and no surviving replica keeps; put them back.
@@ -82,7 +84,7 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
-                       alive=alive, running=running or ())
+                       alive=alive, running=running or (), min_insync_replicas=min_insync_replicas)
     plan = None
     if bootstrap is not None:
         plan = _produce(out, bootstrap, send=send, topic_map=_topic_map(topic_map), include_aborted=include_aborted,
@@ -92,7 +94,7 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
 
         sys.stdout.write(dumps(salvage_document(summary, plan)) + "\n")
     else:
-        render_salvage_text(summary, plan, sys.stdout)
+        render_salvage_text(summary, plan, sys.stdout, min_insync_replicas)
     failed = plan is not None and plan.failed > 0
     sys.exit(ExitCode.FINDINGS if summary.records or failed else ExitCode.CLEAN)
 
@@ -150,8 +152,10 @@ def salvage_document(summary: SalvageSummary, plan: ProducePlan | None) -> dict[
             "summary": to_jsonable(summary), "produce": to_jsonable(plan), "findings": to_jsonable(findings)}
 
 
-def render_salvage_text(summary: SalvageSummary, plan: ProducePlan | None, out: TextIO) -> None:
-    """The answer line, the table per topic, partition and cause, what was left aside, produce, findings."""
+def render_salvage_text(summary: SalvageSummary, plan: ProducePlan | None, out: TextIO,
+                        min_insync_replicas: int | None = None) -> None:
+    """The answer line, the table per topic, partition and cause, what was left aside, produce, findings
+    (``min_insync_replicas``: given, said as the replay says it)."""
     from .common import finding_line, plural, printable
 
     w = out.write
@@ -164,6 +168,9 @@ def render_salvage_text(summary: SalvageSummary, plan: ProducePlan | None, out: 
         w("answer: nothing to salvage: no record a replica loses is missing from the new leader\n")
     w(f"salvage with Kafka {summary.kafka_version} rules" + (f", cluster {summary.cluster_id}" if summary.cluster_id
                                                               else "") + "\n")
+    if min_insync_replicas is not None:
+        w(f"min.insync.replicas {min_insync_replicas} given: the acknowledgement classes apply it to every topic "
+          "instead of the metadata log's configs\n")
     if summary.rows:
         head = ("topic", "partition", "cause", "records", "bytes", "committed", "aborted", "open", "groups")
         rows = [(printable(r.topic), str(r.partition), r.cause, str(r.records), str(r.bytes),
