@@ -136,6 +136,12 @@ def partition_impact(p: Any, commits: list[CommittedOffset], *, validates: bool 
     coverage = union(runs)
     log_end = leader.log_end_offset_after
     log_start = coverage[0][0] if coverage else log_end
+    tiered_start = getattr(leader, "tiered_log_start_offset", None)
+    if tiered_start is not None and tiered_start < log_start:
+        # a consumer's fetch in [logStartOffset, localLogStartOffset) of a remote-enabled log is read from remote
+        # storage (RemoteStorageFetchInfo), not answered OFFSET_OUT_OF_RANGE: only followers get
+        # OFFSET_MOVED_TO_TIERED_STORAGE (ReplicaManager.handleOffsetOutOfRangeError, 3.9.0-rc3 L1746-1790)
+        log_start = tiered_start
     cache = LeaderEpochCache(leader.epoch_cache, mode=p.kafka_version)
     check = validates and broker_validates(p.kafka_version)
     lost = lost_ranges(p)

@@ -72,6 +72,9 @@ class ReplicaOutcome:
     verdicts: list[Verdict] = field(default_factory=list)
     log_before: list[EpochRun] = field(default_factory=list)  # the log as found, by epoch run
     log_after: list[EpochRun] = field(default_factory=list)  # the log after the replay
+    # a tiered log's log start (Kafka's, below its local log start: the offsets between are in remote storage);
+    # None for a log that is not tiered
+    tiered_log_start_offset: int | None = None
 
 
 @dataclass
@@ -205,7 +208,8 @@ def replay_partition(
         r.broker_id: ReplicaOutcome(r.broker_id, _role(loaded[r.broker_id]) if r.broker_id in offline else "follower",
                                     r.log_end_offset, r.log_end_offset, r.high_watermark, [],
                                     None if r.broker_id in offline else states[r.broker_id].leo,
-                                    notes=list(loaded[r.broker_id].notes))
+                                    notes=list(loaded[r.broker_id].notes),
+                                    tiered_log_start_offset=r.log_start if r.tiered is not None else None)
         for r in replicas
     }
     bound = max((r.high_watermark or 0 for r in replicas), default=0)
