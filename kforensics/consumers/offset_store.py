@@ -67,8 +67,8 @@ class OffsetStore:
         self.cols: dict[str, array[int]] = {c: array("q") for c in _COLUMNS}
         self.deleted = array("b")  # 1: the row is a tombstone (its log_offset), not a commit
         self.metadata: list[str] = []
-        self.file = array("l")  # number of the row's file in ``files``
-        self.copies = array("l")  # number of the row's brokers in ``copy_sets``
+        self.file = array("i")  # number of the row's file in ``files``
+        self.copies = array("i")  # number of the row's brokers in ``copy_sets``
         self.files: list[str | None] = []
         self._file_no: dict[str | None, int] = {}
         self.copy_sets: list[tuple[int | None, ...]] = []
@@ -142,7 +142,7 @@ class OffsetStore:
     def held_by(self, copies: tuple[int | None, ...]) -> None:
         """Every commit is held by the brokers ``copies`` (one copy of a partition: all its commits alike)."""
         self.copy_sets, self._copies_no = [copies], {copies: 0}
-        self.copies = array("l", [0]) * len(self.deleted)
+        self.copies = array("i", [0]) * len(self.deleted)
 
     def offset(self, key: bytes, row: int) -> CommittedOffset:
         """The commit of ``row`` (whose key is ``key``) as a ``CommittedOffset``."""
