@@ -16,7 +16,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 py="$root/.venv/bin/python"
 [ -x "$py" ] || py="$(command -v python3)"
 "$py" -c 'import confluent_kafka' 2>/dev/null || "$py" -m pip install -q confluent-kafka
-cd "$root/lab"
+# kflab from lab/ on the path, the caller's directory kept: relative run dirs and --out mean what they say
+export PYTHONPATH="$root/lab${PYTHONPATH:+:$PYTHONPATH}"
 case "${1:-}" in
   run|recompare|summary|campaign|export|zk-explain) exec "$py" -m kflab "$@" ;;
   *) exec "$py" -m kflab campaign "$@" ;;
