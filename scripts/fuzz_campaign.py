@@ -22,7 +22,7 @@ inside the repository or ../shared), with what happened.
 
 Inputs run in one fixed order (kinds interleaved, ``--chunk`` inputs at a
 time); ``--start N`` skips the first N of that order, so a campaign stopped
-part way (or given a deadline with ``--stop-at``) is finished by a second run
+part way (or given a deadline with ``--stop-after``) is finished by a second run
 with the same ``--total``, ``--seed`` and ``--kinds``: the summary's ``next_start`` is the
 position up to which every input has been run.
     .venv/bin/python scripts/fuzz_campaign.py --replay log_v2:1234
