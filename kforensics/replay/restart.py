@@ -24,6 +24,7 @@ from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
 from ..log.file_kinds import segment_name
+from ..recovery.plan import RecoveryPlan
 from .replica import BatchLog, NeedRows, Replica
 
 
@@ -60,7 +61,8 @@ def _cut_mask(r: Replica) -> np.ndarray:
     if seg is None:
         return cut
     segs, pos = log.col("segment"), log.col("position")
-    return (segs > seg) | ((segs == seg) & (pos >= plan.truncate_position))
+    mask: np.ndarray = (segs > seg) | ((segs == seg) & (pos >= plan.truncate_position))
+    return mask
 
 
 def _recovered_rows(r: Replica, kept: BatchLog) -> BatchLog:
@@ -114,7 +116,7 @@ def _cut_below_window(r: Replica, cut: np.ndarray) -> bool:
     return r.prefix is not None and len(cut) > 0 and bool(cut[0])
 
 
-def _unread(plan, lost: BatchLog) -> list[tuple[int, int]]:
+def _unread(plan: RecoveryPlan | None, lost: BatchLog) -> list[tuple[int, int]]:
     """The parts of the plan's lost offset range that no cut batch covers."""
     if plan is None or plan.lost_first_offset is None or plan.lost_last_offset is None:
         return []
@@ -140,7 +142,7 @@ def _read_fails_from(r: Replica, kept: BatchLog) -> int | None:
     bad = kept.first_damaged()
     fails = int(kept.col("base_offset")[bad]) if bad is not None else None
     seg = r.segment_index(plan.damage_kept) if plan is not None and plan.damage_kept else None
-    if seg is not None:
+    if seg is not None and plan is not None and plan.damage_kept_position is not None:
         segs, pos = kept.col("segment"), kept.col("position")
         after = np.flatnonzero((segs > seg) | ((segs == seg) & (pos >= plan.damage_kept_position)))
         if len(after):  # valid batches follow the damage: a read across it meets the damage first
@@ -191,10 +193,11 @@ def restart(r: Replica, mode: KafkaVersion) -> Restarted:
                          notes=["the broker cannot read this log's leader-epoch-checkpoint: loading throws (up to "
                                 "3.2 the broker does not start, from 3.3 the log dir goes offline)"])
     cut = _cut_mask(r)
-    if _cut_below_window(r, cut):
+    if _cut_below_window(r, cut) and r.prefix is not None:
         raise NeedRows(r.prefix.end - 1)
     kept, lost = r.log.select(~cut), r.log.select(cut)
-    log_end = kept.end_offset if len(kept) else (r.prefix.end if r.prefix is not None else r.log_start)
+    kept_end = kept.end_offset if len(kept) else None
+    log_end: int = kept_end if kept_end is not None else (r.prefix.end if r.prefix is not None else r.log_start)
     cache = load_cache(r, kept, log_end, mode)
     hw = r.high_watermark or 0
     # Partition: min(checkpoint, LEO) up to 2.3; clamped to [log start, LEO] from 2.4

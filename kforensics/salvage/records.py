@@ -241,7 +241,7 @@ def leader_unsettled(p: Any) -> Finding | None:
 
     e = getattr(p, "election", None)
     others = sorted({b for b in getattr(e, "alternatives", None) or [] if b != p.leader})
-    if not others:
+    if not others or e is None:
         return None
     named = ", ".join("nobody" if b < 0 else f"broker {b}" for b in others)
     return finding("SALVAGE_LEADER_UNSETTLED", f"{p.topic}-{p.partition}: salvaged for leader {p.leader} (the "
