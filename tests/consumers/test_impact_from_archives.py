@@ -50,5 +50,6 @@ def test_impact_from_archived_brokers_equals_the_scenarios(tmp_path):
 def test_the_report_without_private_fields_in_json():
     sc = load_scenario(SCENARIOS / "consumer-group-resets")
     report = replay_all(sc.brokers, events=sc.events, metadata=sc.metadata)
-    assert set(to_jsonable(report)) == {"kafka_version", "brokers", "partitions", "findings"}
+    # min_insync_replicas: --min-insync-replicas as given (null without it), a public field
+    assert set(to_jsonable(report)) == {"kafka_version", "brokers", "partitions", "findings", "min_insync_replicas"}
     assert {b: [d.name for d in ds] for b, ds in report.log_dirs.items()} == {1: ["broker-1"], 2: ["broker-2"]}
