@@ -107,6 +107,7 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="input names to build and run (default: all)")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--limit-mb", type=float, default=500)
+    ap.add_argument("--command", action="append", help="commands to measure, e.g. 'scan --out' (default: all)")
     ap.add_argument("--package-root", help="run the kforensics in this dir (a snapshot) instead of the checkout's")
     args = ap.parse_args()
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="kf-hostile-rss-"))
@@ -120,6 +121,8 @@ def main() -> int:
             if args.only and name not in args.only:
                 continue
             for command, argv in runs(name, path, work / "out").items():
+                if args.command and command not in args.command:
+                    continue
                 code, rss, secs = measure(argv, args.timeout, args.package_root)
                 over = code is None or rss > args.limit_mb
                 bad += over
