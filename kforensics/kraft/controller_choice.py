@@ -88,7 +88,9 @@ class LeaderElection:
 
     @property
     def offline(self) -> bool:
-        return self.leader == NO_LEADER
+        """Nobody leads: the controller's rules elect no one (not a guessed or given leader whose id is unknown,
+        which the replay numbers -1, -2, ...)."""
+        return self.how == "offline"
 
 
 def registration_of(entry: Any) -> Registration:

@@ -15,7 +15,7 @@ from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from .not_replayed import LeftOut, left_out
-from .replica import COLUMNS, BatchLog, Replica
+from .replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from .summary import ReplicaSummary, SummaryBuilder
 from .verdicts import RecordDigest
 
@@ -81,20 +81,24 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     """Scan each broker's log dir(s) and group the replicas of each partition.
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
-    broker ids come from meta.properties (or their position, when absent).
+    broker ids come from meta.properties (when absent: -1, -2, ... in order, :func:`unknown_broker_id`).
     A log dir may be a directory holding one broker's log dirs, or an archive
     of them (``.tar``/``.tgz``, read in place).
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
     items = brokers.items() if isinstance(brokers, dict) else [(None, [d]) for d in brokers]
-    for i, (bid, dirs) in enumerate(items):
+    unknown = 0
+    for bid, dirs in items:
         collect = ReplicaCollector()
         resolved = resolve_log_dirs(list(dirs))
         out.log_dirs.append(resolved)
         report = scan_log_dirs(resolved, kafka_version=kafka_version, batch_sink=collect)
         out.reports.append(report)
-        broker_id = bid if bid is not None else (report.broker.node_id if report.broker.node_id is not None else i)
+        broker_id = bid if bid is not None else report.broker.node_id
+        if broker_id is None:
+            unknown += 1
+            broker_id = unknown_broker_id(unknown)
         if broker_id in out.broker_ids:
             raise same_broker(broker_id, _dirs(out.log_dirs[out.broker_ids.index(broker_id)]), _dirs(resolved))
         out.broker_ids.append(broker_id)

@@ -26,6 +26,14 @@ from ..recovery.plan import RecoveryPlan
 #: ``segment`` values of batches on no segment of this replica: written during the replay, or fetched copies
 NOT_ON_DISK = -1
 FETCHED = -2
+
+
+def unknown_broker_id(n: int) -> int:
+    """The id a replay gives the ``n``-th (1-based) broker whose id nothing names (no ``--broker ID=DIR``, no
+    meta.properties): -1, -2, ... so that it never collides with a real broker id (Kafka's start at 0)."""
+    return -n
+
+
 #: the batch-table columns replay keeps, plus ``segment`` (index into ``Replica.segments``, or one of the above)
 COLUMNS = ("base_offset", "last_offset", "partition_leader_epoch", "crc", "records_count", "size_in_bytes",
            "producer_id", "magic", "crc_valid", "segment", "position")

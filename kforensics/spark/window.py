@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from ..log.file_kinds import segment_order
 from ..replay.inputs import replay_columns
-from ..replay.replica import COLUMNS, BatchLog, Replica, elide
+from ..replay.replica import COLUMNS, BatchLog, Replica, elide, unknown_broker_id
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
 from ..scan.model import PartitionScan
 from ..tables.replay_tables import BATCH_COLUMNS, replica_of_row, replicas_from_frames
@@ -335,7 +335,7 @@ def group_replicas(sketches: list[Sketch], filesystem: FileSystem = None):
         b = s.row.get("broker_id")
         if b is None:
             unknown += 1
-            ids.append(-unknown)
+            ids.append(unknown_broker_id(unknown))
         else:
             ids.append(int(b))
 

@@ -15,7 +15,7 @@ from ..findings import Finding
 from ..log.file_kinds import segment_order
 from ..recovery.plan import RecoveryPlan
 from ..replay.engine import PartitionReplay
-from ..replay.replica import COLUMNS, BatchLog, Replica
+from ..replay.replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from ..scan.model import BrokerIdentity, ScanReport
 from ..serialize import dumps
 from .scan_tables import findings_table
@@ -128,7 +128,7 @@ def replicas_from_frames(batches: pd.DataFrame, partitions: pd.DataFrame) -> lis
             cols = BatchLog.empty().data
         if _none(row.broker_id) is None:
             unknown += 1
-            broker_id = -unknown
+            broker_id = unknown_broker_id(unknown)
         else:
             broker_id = int(row.broker_id)
         replicas.append(replica_of_row(row, cols, segments, broker_id))
