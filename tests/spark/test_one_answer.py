@@ -33,8 +33,6 @@ from tests.kraft.election_histories import write_history
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 UNCLEAN = SCENARIOS / "unclean-leader-election"
 HEALTHY = SCENARIOS / "healthy-3-brokers"
-#: the real 3-broker KRaft cluster of the issue (../shared)
-HIAGE = [REALDATA / "hiage__kafka-raft__c5f680e" / "data" / f"kafka{i}" for i in (1, 2, 3)]
 
 
 # ----------------------------------------------------------------------------- refusals, before a JVM starts
@@ -152,8 +150,8 @@ RANDOM_SEEDS = range(12)
 
 def clusters(tmp: Path) -> dict[str, list[Path]]:
     """The clusters compared: combined KRaft nodes, a damaged broker alone, a healthy scenario, the election and
-    tiered-storage cases as combined nodes, random histories, and the real 3-broker KRaft cluster when ../shared is
-    there."""
+    tiered-storage cases as combined nodes, random histories, every scenario and bundled broker, and every real
+    corpus when ../shared is there."""
     out = {"combined": _combined(tmp), "damaged": [ROOT / "fixtures" / "brokers" / "damaged"],
            "healthy": sorted(HEALTHY.glob("broker-*"))}
     for e in ELECTIONS:
@@ -163,8 +161,28 @@ def clusters(tmp: Path) -> dict[str, list[Path]]:
     for seed in RANDOM_SEEDS:  # random registrations, configs, markers and logs: the same leader, how and verdicts
         h = write_history(tmp / "random", f"random-{seed}", seed)
         out[f"random-{seed}"] = _combined(tmp, h, f"random-{seed}")
-    if all(d.exists() for d in HIAGE):
-        out["hiage"] = HIAGE
+    for sc in sorted(p for p in SCENARIOS.iterdir() if (p / "scenario.json").exists()):
+        # every scenario: those with a controller's record as combined nodes, the others as their brokers
+        out[f"scenario-{sc.name}"] = (_combined(tmp, sc, f"scenario-{sc.name}") if (sc / "controller").exists()
+                                      else sorted(sc.glob("broker-*")))
+    for b in sorted(d for d in (ROOT / "fixtures" / "brokers").iterdir() if d.is_dir() and d.name != "damaged"):
+        out[f"fixture-{b.name}"] = [b]
+    out.update(real_clusters())
+    return out
+
+
+def real_clusters() -> dict[str, list[Path]]:
+    """Every real corpus in ../shared: the multi-broker clusters together, every other log dir on its own."""
+    from tests.cli.json_samples import REAL_CLUSTERS, real_log_dirs
+
+    out: dict[str, list[Path]] = {}
+    together = {d for c in REAL_CLUSTERS for d in c}
+    for c in REAL_CLUSTERS:
+        if all(d.exists() for d in c):
+            out[f"real-{c[0].parent.parent.name}"] = c
+    for d in real_log_dirs():
+        if not any(d == t or t in d.parents for t in together):
+            out[f"real-{d.relative_to(REALDATA)}".replace("/", "~")] = [d]
     return out
 
 
