@@ -22,6 +22,7 @@ _hypothesis_settings.load_profile("random" if os.environ.get("KF_RANDOM") == "1"
 JVM_DIRS = ("tests/spark/", "tests/lab/", "tests/objectstore/")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups to schedule them
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = item.nodeid.split("::", 1)[0]
