@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 bash scripts/typecheck.sh
-# two workers (CI has 2 cores): the tests that start JVMs are one group on one worker, each other file a group
-exec .venv/bin/python -m pytest -q -n 2 --dist loadgroup "$@"
+# two workers (CI has 2 cores), a test file's tests on one worker (module fixtures built once)
+exec .venv/bin/python -m pytest -q -n 2 --dist loadfile "$@"

@@ -16,19 +16,6 @@ _hypothesis_settings.register_profile("random", derandomize=False)
 _hypothesis_settings.load_profile("random" if os.environ.get("KF_RANDOM") == "1" else "kforensics")
 
 
-#: test dirs whose tests start JVMs (Spark, Kafka brokers, the S3 server): one xdist group, so that under
-#: ``pytest -n 2 --dist loadgroup`` (scripts/test.sh) they run one after another on one worker while the other worker
-#: runs the rest; every other test file is a group of its own, so module fixtures are built once
-JVM_DIRS = ("tests/spark/", "tests/lab/", "tests/objectstore/")
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups to schedule them
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group("jvm" if path.startswith(JVM_DIRS) else path))
-
-
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 ORACLE = SHARED / "oracle" / "fixtures"

@@ -9,6 +9,7 @@ jar Kafka depends on) and brokers with ``zookeeper.connect``; one of the brokers
 from __future__ import annotations
 
 import base64
+import fcntl
 import shutil
 import subprocess
 import time
@@ -350,6 +351,17 @@ def template(version: str, timeout_s: int = 240) -> Path:
         (root / ".complete").write_text("ok\n")
         return root
     jars.ensure_jars(version)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    # one builder at a time (two test workers or two campaigns may ask at once): the others wait, then use it
+    with open(root.parent / f".{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (root / ".complete").exists():
+            return root
+        return _format_template(root, version, timeout_s)
+
+
+def _format_template(root: Path, version: str, timeout_s: int) -> Path:
+    """Format every node's storage of this version into ``root`` (the caller holds the template lock)."""
     tmp = root.with_name(version + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     c = Cluster(tmp, version, tmp / "data", tag="format")
