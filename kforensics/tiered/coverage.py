@@ -24,6 +24,7 @@ from typing import Any
 from ..epoch.cache import LeaderEpochCache
 from ..epoch.diff import diff_caches
 from ..findings import Finding, finding
+from ..offset_ranges import uncovered, union
 from .remote_segments import COPY_STARTED, DELETE_STARTED, RemoteLogMetadata, RemotePartition
 
 REMOTE_STORAGE_ENABLE = "remote.storage.enable"
@@ -59,31 +60,6 @@ class TieredFacts:
                 "partition_deleted": self.partition_deleted}
 
 
-def merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Offset ranges ``[first, last]`` merged where they touch or overlap."""
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
-def uncovered(lo: int, hi: int, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The parts of ``[lo, hi]`` no range covers."""
-    out, at = [], lo
-    for a, b in merged(ranges):
-        if b < at or a > hi:
-            continue
-        if a > at:
-            out.append((at, a - 1))
-        at = max(at, b + 1)
-    if at <= hi:
-        out.append((at, hi))
-    return out
-
-
 def tiered_topics(cluster: Any) -> dict[str, str]:
     """Topics whose ``remote.storage.enable`` is true in the metadata log's configs -> where it is set."""
     out: dict[str, str] = {}
@@ -105,7 +81,7 @@ def tiered_facts(scan: Any, checkpoint_log_start: int | None, remote: RemotePart
     bases = [s.base_offset for s in scan.segments if s.path]
     local = min(bases) if bases else (min(firsts) if firsts else None)
     copied = remote.copied() if remote is not None else []
-    ranges = merged([(s.start_offset, s.end_offset) for s in copied])
+    ranges = union([(s.start_offset, s.end_offset) for s in copied])
     if checkpoint_log_start is not None:
         start, basis = checkpoint_log_start, "log-start-offset-checkpoint"
     elif checkpoint_read:
