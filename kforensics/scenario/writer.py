@@ -148,3 +148,16 @@ def set_mtimes(root: Path, when: int = 1_700_000_000) -> None:
     for dirpath, _, files in os.walk(root):
         for f in files:
             os.utime(os.path.join(dirpath, f), (when, when))
+
+
+def write_cases(cases: list[Any], out: str | None, default: Path) -> None:
+    """A fixture generator's run: ``out`` (else ``default``) emptied, then each case function writes its case in
+    it.  The fixture dirs are the generators' own output, never evidence."""
+    import shutil
+
+    root = Path(out) if out else default
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    for case in cases:
+        case(root)
