@@ -4,6 +4,8 @@
 #   scripts/lab.sh --count 300 --seed 1                       # newest 4.x
 #   scripts/lab.sh --count 60 --seed 2 --versions 4.4.0,3.9.1 # several versions, round-robin
 #   scripts/lab.sh --count 60 --versions 2.8.2,4.4.0,3.9.1-zk # ZooKeeper mode: 2.x, or 3.x with -zk
+#   scripts/lab.sh --count 300 --seed 4 --parallel 3 --out lab/runs/c4  # 3 incidents at once (own clusters)
+#   touch lab/runs/c4/STOP                                     # stop starting incidents; running ones end
 #   scripts/lab.sh run torn-tail --seed 5                      # one incident
 #   scripts/lab.sh recompare lab/runs/campaign/*/              # kforensics again on kept evidence
 #   scripts/lab.sh summary lab/runs/campaign                   # summary.md / summary.json

@@ -1,7 +1,7 @@
 """Command line of the lab.
 
 python -m kflab run SCENARIO [--seed N] [--version V] [--out DIR]
-python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--out DIR]
+python -m kflab campaign --count N --seed S [--versions 4.4.0,3.9.1] [--parallel N] [--out DIR]
 python -m kflab recompare RUN_DIR...      # predictions and checks again on kept evidence (no Kafka)
 python -m kflab summary OUT_DIR           # summary.json/.md from the result.json files under OUT_DIR
 python -m kflab export RUN_DIR DEST       # a compared run as a fixture set (fixtures/lab/<name>)
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from pathlib import Path
@@ -33,30 +32,23 @@ def _run(args) -> int:
 
 
 def _campaign(args) -> int:
-    """N incidents drawn from a seeded schedule, spread over the versions; stops at --max-minutes."""
-    from .runner import run_one
+    """N incidents drawn from a seeded schedule, spread over the versions, --parallel at once (each in a worker
+    process of its own, kflab/campaign.py); stops starting incidents at --max-minutes or when OUT/STOP exists."""
+    from .campaign import Campaign, prepare, schedule
 
-    rng = random.Random(args.seed)
     versions = args.versions.split(",")
     names = args.scenarios.split(",") if args.scenarios else sorted(INCIDENTS)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + args.max_minutes * 60
-    results = []
-    for i in range(args.count):
-        if time.monotonic() > deadline:
-            print(f"time limit reached after {i} incidents", file=sys.stderr)
-            break
-        version, scenario, seed = versions[i % len(versions)], rng.choice(names), rng.randrange(1 << 30)
-        r = run_one(out, version, scenario, seed)
-        results.append(r)
-        s = write_summary(out, results)
-        print(
-            f"[{i + 1}/{args.count}] {scenario} {version} seed {seed}: {r['status']}; "
-            f"disagreements so far {len(s['disagreements'])}",
-            flush=True,
-        )
-    write_summary(out, results)
+    prepare(versions)  # jars, templates and the pinned kforensics once, not by N workers at once
+    items = schedule(args.count, args.seed, versions, names)
+    c = Campaign(out, items, parallel=max(1, args.parallel), deadline=time.monotonic() + args.max_minutes * 60)
+    try:
+        c.run()
+    except KeyboardInterrupt:  # the workers are stopped (Campaign.run's finally): the summary of what ended
+        print(f"interrupted: summary of {len(c.results)} incidents in {out / 'summary.md'}", file=sys.stderr)
+        c.summary()
+        return 130
     print(f"summary: {out / 'summary.md'}")
     return 0
 
@@ -139,6 +131,7 @@ def main(argv=None) -> int:
     c.add_argument("--versions", default=jars.NEWEST)
     c.add_argument("--scenarios", default="")
     c.add_argument("--max-minutes", type=float, default=24 * 60)
+    c.add_argument("--parallel", type=int, default=1, help="incidents at once, each its own cluster and process")
     c.add_argument("--out", default=str(DEFAULT_OUT / "campaign"))
     rc = sub.add_parser("recompare")
     rc.add_argument("run_dirs", nargs="+")

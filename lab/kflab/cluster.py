@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import jars, procs
+from .ports import reserve as reserve_ports
 
 CONTROLLER = 100
 ZOOKEEPER = 0
@@ -153,7 +154,8 @@ class Cluster:
         """Pick free loopback ports and write every node's server.properties and logging config."""
         self.conf_dir.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        ports = procs.free_ports(1 + len(BROKERS))
+        # reserved under the lab's lock, below the ephemeral range: concurrent clusters never share a port
+        ports = reserve_ports(1 + len(BROKERS))
         self.ports = dict(zip(self.nodes, ports))
         for node in self.nodes:
             (self.conf_dir / f"{node_name(node)}.properties").write_text(

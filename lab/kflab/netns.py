@@ -10,6 +10,8 @@ path; namespaces left by a harness that was SIGKILLed are named after its pid an
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import random
 import re
@@ -148,11 +150,39 @@ def make_plan(nodes: tuple[int, ...], rng: random.Random | None = None) -> NetPl
     reason = available()
     if reason:
         raise Unavailable(reason)
-    _stale()
-    free = sorted(set(range(1, 250)) - _used_subnets())
-    if not free:
-        raise Unavailable("no free 10.200.x.0/24 subnet")
-    plan = NetPlan((rng or random.Random()).choice(free), nodes)
-    procs.on_cleanup(plan.teardown)
-    plan.setup()
+    # the seeded draw is over the whole range, whatever other harnesses hold, so the incident's random stream
+    # is the same alone or beside concurrent runs; a subnet in use moves to the next free one, chosen and set up
+    # under the lab's lock so that two concurrent runs never take the same one
+    want = (rng or random.Random()).choice(SUBNETS)
+    with _subnet_lock():
+        _stale()
+        subnet = pick_subnet(want, _used_subnets())
+        if subnet is None:
+            raise Unavailable("no free 10.200.x.0/24 subnet")
+        plan = NetPlan(subnet, nodes)
+        procs.on_cleanup(plan.teardown)
+        plan.setup()
     return plan
+
+
+SUBNETS = list(range(1, 250))
+
+
+def pick_subnet(want: int, used: set[int]) -> int | None:
+    """want if no interface uses it, else the next free subnet after it (wrapping); None if all are used."""
+    i = SUBNETS.index(want)
+    for s in SUBNETS[i:] + SUBNETS[:i]:
+        if s not in used:
+            return s
+    return None
+
+
+@contextlib.contextmanager
+def _subnet_lock():
+    """An exclusive lock shared by every lab harness of this machine (lab/.cache/netns.lock)."""
+    from .jars import CACHE
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / "netns.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
