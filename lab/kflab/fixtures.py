@@ -31,6 +31,9 @@ KEEP_OUTCOME = (
     "timeout",
     "end_offsets",
     "group_offsets",
+    "zk_states",  # ZooKeeper mode: leader and epoch as the partition state znodes record them
+    "epochs_listoffsets",
+    "transactions",  # Kafka's DescribeProducers (3.0+): the open_transactions check
 )
 
 
@@ -92,5 +95,9 @@ def recheck(fixture: Path, work: Path) -> list[dict]:
     meta = json.loads((fixture / "outcome.json").read_text())
     outcome = dict(meta["outcome"], data=str(work / "restart"))
     flag = meta.get("kafka_version_flag", "latest")
-    result = {"predictions": predict(work / "evidence", work / "predictions", kafka_version=flag), "outcome": outcome}
+    order = outcome.get("order")  # the order the lab restarted the brokers in: the prediction is told it
+    result = {
+        "predictions": predict(work / "evidence", work / "predictions", kafka_version=flag, restart_order=order),
+        "outcome": outcome,
+    }
     return compare(work, result)["checks"]

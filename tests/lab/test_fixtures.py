@@ -1,6 +1,6 @@
 """Real-Kafka golden incidents: kforensics on evidence the lab froze, against what Kafka then did.
 
-Each set under fixtures/lab/<name>/ was produced by the lab (a real 3-broker KRaft cluster): the frozen
+Each set under fixtures/lab/<name>/ was produced by the lab (a real 3-broker cluster, KRaft or ZooKeeper): the frozen
 evidence, the state after Kafka restarted on it, and Kafka's observed outcome.  The expected values are
 Kafka's, never kforensics' own output.  Checks where kforensics agreed when the set was recorded must
 keep agreeing; checks where it disagreed are strict xfails carrying both values, so a fix shows up as
