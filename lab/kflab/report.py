@@ -89,11 +89,33 @@ def summarize(results: list[dict]) -> dict:
     return {
         "runs": len(results),
         "status": dict(status),
+        "disagreement_classes": disagreement_classes(results),
         "per_version_check": {" ".join(k): rate(v) for k, v in sorted(per.items())},
         "data_checks_by_leader": {" ".join(k): rate(v) for k, v in sorted(split.items())},
         "per_version_scenario_check": {" ".join(k): rate(v) for k, v in sorted(per_scn.items())},
         "disagreements": disagreements,
     }
+
+
+def disagreement_classes(results: list[dict]) -> dict:
+    """Disagreements counted by version, check and whether kforensics named the leader Kafka elected for that
+    partition ("leader named", "other leader"; "-" for checks without a partition leader, and for the leader
+    and epoch checks themselves): the classes a campaign's explanations go by."""
+    out: dict = defaultdict(int)
+    for r in results:
+        checks = (r.get("comparison") or {}).get("checks") or []
+        leader_ok = {(c["topic"], c["partition"]): c["agree"] for c in checks if c["check"] == "leader"}
+        for c in checks:
+            if c["agree"]:
+                continue
+            named = leader_ok.get((c["topic"], c["partition"]))
+            given = (
+                "-"
+                if named is None or c["check"] in ("leader", "leader_epoch")
+                else ("leader named" if named else "other leader")
+            )
+            out[f"{r['version']} {c['check']} {given}"] += 1
+    return dict(sorted(out.items()))
 
 
 def summary_markdown(s: dict) -> str:
@@ -120,6 +142,8 @@ def summary_markdown(s: dict) -> str:
     lines += [
         f"| {k} | {v['agree']} | {v['checks']} | {v['rate']} |" for k, v in s["per_version_scenario_check"].items()
     ]
+    lines += ["", "## Disagreements by class", "", "| version check leader | disagreements |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in (s.get("disagreement_classes") or {}).items()]
     lines += [
         "",
         f"## Disagreements ({len(s['disagreements'])})",

@@ -148,3 +148,32 @@ def test_subnet_moves_off_a_used_one_and_keeps_the_seeded_draw():
     assert netns.pick_subnet(3, set(netns.SUBNETS)) is None
     # the draw is over the whole range (the serial harness drew from the free ones, all of them when alone)
     assert random.Random("x").choice(netns.SUBNETS) == random.Random("x").choice(sorted(set(range(1, 250))))
+
+
+def test_disagreement_classes_split_by_the_leader_kafka_elected():
+    from kflab.report import disagreement_classes
+
+    def c(check, part, agree, broker=None):
+        return {"check": check, "topic": "orders", "partition": part, "broker": broker, "agree": agree}
+
+    r = {
+        "version": "4.4.0",
+        "comparison": {
+            "checks": [
+                c("leader", 0, False),
+                c("leader_epoch", 0, False),
+                c("truncation_point", 0, False, 1),
+                c("leader", 1, True),
+                c("truncation_point", 1, False, 2),
+                c("truncation_point", 1, True, 3),
+                {"check": "converged", "topic": None, "partition": None, "broker": None, "agree": False},
+            ]
+        },
+    }
+    assert disagreement_classes([r]) == {
+        "4.4.0 converged -": 1,
+        "4.4.0 leader -": 1,
+        "4.4.0 leader_epoch -": 1,
+        "4.4.0 truncation_point leader named": 1,
+        "4.4.0 truncation_point other leader": 1,
+    }
