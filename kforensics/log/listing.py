@@ -31,7 +31,12 @@ class Entry:
 
 def as_path(path: Evidence) -> Path | EvidencePath:
     """A local path as ``Path``; archive and remote paths as they are."""
+    if isinstance(path, Path) and type(path) is _LOCAL:
+        return path  # already one (a Path is immutable: the same object serves)
     return Path(path) if isinstance(path, (str, os.PathLike)) else path
+
+
+_LOCAL = type(Path())
 
 
 def _local_entry(base: Path, e: os.DirEntry[str]) -> Entry:
@@ -39,6 +44,9 @@ def _local_entry(base: Path, e: os.DirEntry[str]) -> Entry:
     try:
         if e.is_dir(follow_symlinks=False):
             return Entry(e.name, p, True, False, "directory")
+        if e.is_file(follow_symlinks=False):
+            # the listing's own file type (no stat call): a regular file, not a link to one
+            return Entry(e.name, p, False, True)
         st = os.stat(e.path)  # follows a symlink: Kafka would read what it leads to
     except OSError:
         return Entry(e.name, p, False, False, "dangling symbolic link" if e.is_symlink() else "unreadable entry")

@@ -15,7 +15,7 @@ from typing import Any
 
 from .file_kinds import OFFSET_CHECKPOINTS, ROOT_FILES, SKIPPED_DIRS, FileKind, classify_name, parse_partition_dir_name
 from .listing import as_path, list_dir
-from .partition import PartitionLog, open_partition
+from .partition import PartitionLog, deferred_partition
 from .side_files import SideFile, read_side_file
 
 #: root files that identify a directory as a broker log dir
@@ -34,7 +34,13 @@ class LogDir:
     leftovers: list[tuple[Any, FileKind]] = field(default_factory=list)
     unknown: list[Any] = field(default_factory=list)
     not_regular: list[tuple[Any, str]] = field(default_factory=list)
-    unreadable: list[tuple[Any, str]] = field(default_factory=list)
+    unlisted: list[tuple[Any, str]] = field(default_factory=list)  # the log dir itself, when it cannot be listed
+
+    @property
+    def unreadable(self) -> list[tuple[Any, str]]:
+        """Every directory that could not be listed, with why: the log dir, then its partition dirs in name order
+        (each partition dir is listed now if it was not yet)."""
+        return self.unlisted + [x for pd in self.partitions for x in pd.listing_failures]
 
     def read_root(self, kind: str) -> SideFile | None:
         """Read one root file (``meta_properties``, an offset checkpoint, ``clean_shutdown``), None when absent."""
@@ -48,9 +54,10 @@ class LogDir:
 
 
 def open_log_dir(path: Any) -> LogDir:
-    """Build the model of one log dir from its listing (nothing is opened for writing)."""
+    """Build the model of one log dir from its listing (nothing is opened for writing); each partition dir is
+    listed when its contents are first read."""
     ld = LogDir(as_path(path))
-    for entry in list_dir(ld.path, ld.unreadable):
+    for entry in list_dir(ld.path, ld.unlisted):
         p = entry.path
         if entry.is_dir:
             if entry.name in SKIPPED_DIRS:
@@ -59,7 +66,7 @@ def open_log_dir(path: Any) -> LogDir:
             if name is None:
                 ld.unknown.append(p)
             else:
-                ld.partitions.append(open_partition(p, name, ld.unreadable))
+                ld.partitions.append(deferred_partition(p, name))
             continue
         if not entry.is_file:
             ld.not_regular.append((p, entry.what))

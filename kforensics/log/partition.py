@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
 from .file_kinds import SEGMENT_PARTS, FileKind, PartitionName, classify_name
-from .listing import Entry, Unreadable, as_path, iter_dir
+from .listing import Entry, Unreadable, as_path, iter_dir, list_dir
 from .paths import Evidence, EvidencePath
 from .segment import LogSegment
 from .side_files import SideFile, read_side_file
@@ -42,7 +45,10 @@ class OrphanIndexes:
 @dataclass
 class PartitionLog:
     """One partition directory: every file in it ends up in exactly one field (a name whose offset or epoch
-    Kafka cannot parse goes to ``out_of_range``, never read)."""
+    Kafka cannot parse goes to ``out_of_range``, never read).
+
+    One made by :func:`deferred_partition` knows only its path and name until a field of its contents is first
+    read; then its directory is listed, as :func:`open_partition` lists it."""
 
     path: EvidencePath
     name: PartitionName
@@ -58,6 +64,24 @@ class PartitionLog:
     not_regular: list[tuple[EvidencePath, str]] = field(default_factory=list)  # (path, what it is): never opened
     out_of_range: list[tuple[EvidencePath, FileKind]] = field(default_factory=list)  # names Kafka cannot parse
     unlisted: str | None = None  # why the directory could not be listed (its files are then unknown, not absent)
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for a field not set yet: the contents of a deferred partition dir, listed now
+        deferred = self.__dict__.get("_deferred")
+        if deferred is None or attr not in _CONTENTS:
+            raise AttributeError(attr)
+        del self.__dict__["_deferred"]
+        listed = open_partition(self.path, self.name, deferred)
+        for f in _CONTENTS:
+            self.__dict__[f] = listed.__dict__[f]
+        return self.__dict__[attr]
+
+    @property
+    def listing_failures(self) -> list[tuple[Any, str]]:
+        """What could not be listed in this directory, as ``open_partition`` reports it (lists it if deferred)."""
+        if "_deferred" in self.__dict__:
+            self.unlisted  # noqa: B018 - listed now
+        return [(self.path, self.unlisted)] if self.unlisted is not None else []
 
     @property
     def topic(self) -> str:
@@ -100,19 +124,40 @@ class PartitionLog:
         return read_side_file(self.producer_snapshots[offset], "producer_snapshot", base_offset=offset)
 
 
+#: the fields of a partition dir that its listing fills (what a deferred one lists on first use)
+_CONTENTS = tuple(f.name for f in fields(PartitionLog) if f.name not in ("path", "name"))
+# a field with a plain default is also a class attribute, which an instance without it would read instead of
+# listing its directory: the defaults stay in ``__init__`` and ``fields()``, not on the class
+for _f in _CONTENTS:
+    if _f in vars(PartitionLog):
+        delattr(PartitionLog, _f)
+
+
+def deferred_partition(path: Evidence, name: PartitionName) -> PartitionLog:
+    """A partition dir whose directory is listed only when its contents are first read: a log dir's other readers
+    (the coordinators' partitions, the broker's identity) look at the names of ten thousand partition dirs and
+    list one or none of them."""
+    pd = PartitionLog.__new__(PartitionLog)
+    pd.__dict__.update(path=as_path(path), name=name, _deferred=[])
+    return pd
+
+
 def open_partition(path: Evidence, name: PartitionName, unreadable: Unreadable) -> PartitionLog:
     """Classify every entry of a partition directory (only the listing is read)."""
     pd = PartitionLog(as_path(path), name)
     before = len(unreadable)
     # the base offsets that have a segment: a .log (even one that cannot be opened) or a leftover of a segment part;
-    # an index of any other offset is an orphan, counted without a segment of its own.  Two passes over the listing,
-    # neither holding it (an archive's directory is listed in name order from its index, a local one is sorted)
+    # an index of any other offset is an orphan, counted without a segment of its own.  Two passes over the listing:
+    # a local directory is listed once (sorted, held), an archive's directory twice, in name order from its index,
+    # never held
+    base = pd.path
+    listed: Iterable[Entry] = list_dir(base, unreadable) if isinstance(base, Path) else iter_dir(base, [])
     segments: set[int] = set()
-    for entry in iter_dir(path, []):
+    for entry in listed:
         k = classify_name(entry.name)
         if k.kind in SEGMENT_PARTS and k.base_offset is not None and (k.kind == "log" or k.leftover):
             segments.add(k.base_offset)
-    for entry in iter_dir(path, unreadable):
+    for entry in (listed if isinstance(base, Path) else iter_dir(base, unreadable)):
         _place(pd, entry, segments)
     if len(unreadable) > before:
         pd.unlisted = unreadable[-1][1]

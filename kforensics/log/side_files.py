@@ -10,6 +10,7 @@ else in kforensics reads these files.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 from collections.abc import Callable
@@ -71,12 +72,17 @@ _MODULES = {
 }
 
 
+@functools.cache
+def _format_module(name: str) -> Any:
+    return importlib.import_module(f"..formats.{name}", __package__)
+
+
 def decoder(kind: str, base_offset: int | None = None) -> Callable[[bytes], Any] | None:
     """The format decoder for a side-file kind (None for kinds with no content to decode)."""
     name = _MODULES.get(kind)
     if name is None:
         return None
-    module = importlib.import_module(f"..formats.{name}", __package__)
+    module = _format_module(name)
     if kind in ("offset_index", "time_index"):
         return lambda data: module.decode(data, base_offset or 0)
     if kind == "txn_index":

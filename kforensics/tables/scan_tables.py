@@ -8,6 +8,7 @@ grow with the number of batches.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -26,6 +27,7 @@ from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.model import ScanReport
 from ..serialize import dumps, to_jsonable
+from .arrow_columns import bools, column, ints
 from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
 
 if TYPE_CHECKING:
@@ -276,8 +278,15 @@ def _constant_runs(runs: list[tuple[tuple[Any, ...], int]], index: int, typ: pa.
         valid[r] = v is not None
         idx[r] = values.setdefault(v, len(values)) if v is not None else 0
     counts = np.fromiter((n for _, n in runs), np.int64, len(runs))
-    indices = pa.array(np.repeat(idx, counts), mask=None if valid.all() else ~np.repeat(valid, counts))
-    return pa.DictionaryArray.from_arrays(indices, pa.array(list(values), typ))
+    indices = ints(np.repeat(idx, counts), pa.int32(), None if valid.all() else np.repeat(valid, counts))
+    return pa.DictionaryArray.from_arrays(indices, column(list(values), typ))
+
+
+@functools.cache
+def _constant_types() -> dict[str, pa.DataType]:
+    """The type of each constant column of ``batches`` (looked up once: a schema's field lookup is slow)."""
+    schema = SCHEMAS["batches"]
+    return {name: schema.field(name).type for name in CONSTANT_COLUMNS}
 
 
 class BatchesWriter:
@@ -343,8 +352,7 @@ class BatchesWriter:
 
     @staticmethod
     def _constant_types() -> dict[str, pa.DataType]:
-        schema = SCHEMAS["batches"]
-        return {name: schema.field(name).type for name in CONSTANT_COLUMNS}
+        return _constant_types()
 
     # ---------------------------------------------------------------- the writer thread
     def _flush(self) -> None:
@@ -410,11 +418,11 @@ class BatchesWriter:
                 a = _constant_runs(runs, CONSTANT_COLUMNS.index(f.name), f.type)
                 arrays.append(a if dictionaries else a.dictionary_decode())
             elif f.name == "crc_valid":
-                arrays.append(pa.array(columns["crc"] == columns["crc_computed"]))
+                arrays.append(bools(columns["crc"] == columns["crc_computed"]))
             elif f.name == "recovered":
-                arrays.append(pa.array((columns["flags"] & FLAG_RECOVERED) != 0))
+                arrays.append(bools((columns["flags"] & FLAG_RECOVERED) != 0))
             else:
-                arrays.append(pa.array(columns[f.name]))
+                arrays.append(ints(columns[f.name], f.type))
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=written), row_group_size=n)
         self.row_groups += 1
 

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..log.batch_table import BATCH_COLUMNS
+from .arrow_columns import column
 
 SCHEMA_VERSION = 2
 CONTEXT = [("snapshot_id", pa.string()), ("snapshot_time", pa.string()), ("cluster", pa.string()),
@@ -165,6 +166,16 @@ def fit(value: Any, typ: pa.DataType) -> Any:
     return value
 
 
+def fit_column(values: list[Any], typ: pa.DataType) -> list[Any]:
+    """:func:`fit` of every value of a column (the common cases decided once per column, not once per value)."""
+    if pa.types.is_integer(typ):
+        half = _INT_RANGES.get(typ, 2**63)
+        return [v if type(v) is int and -half <= v < half else fit(v, typ) for v in values]
+    if pa.types.is_string(typ):
+        return [v if type(v) is str and v.isascii() else fit(v, typ) for v in values]
+    return [fit(v, typ) for v in values]
+
+
 def _surrogates(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -186,9 +197,9 @@ def table(name: str, rows: list[dict[str, Any]], fitted: bool = False) -> pa.Tab
     schema = SCHEMAS[name]
     # a column at a time (one Arrow array per column, not a dict per row)
     if fitted:
-        return pa.Table.from_arrays([pa.array([r[f.name] for r in rows], f.type) for f in schema], schema=schema)
-    return pa.Table.from_arrays([pa.array([fit(r.get(f.name), f.type) for r in rows], f.type) for f in schema],
-                                schema=schema)
+        return pa.Table.from_arrays([column([r[f.name] for r in rows], f.type) for f in schema], schema=schema)
+    return pa.Table.from_arrays([column(fit_column([r.get(f.name) for r in rows], f.type), f.type)
+                                 for f in schema], schema=schema)
 
 
 def markdown() -> str:
