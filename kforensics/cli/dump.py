@@ -6,7 +6,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
 import click
@@ -199,9 +199,10 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
         dump_segment,
         partition_topic,
     )
-    from .dump_text import batch_line, damaged_ranges, record_chunk_json, record_chunk_lines, record_line, stop_lines
+    from .dump_text import batch_line, damaged_ranges, record_line, stop_lines
 
     decode = _registry_decode(payloads, partition_topic(path) or "")
+    raw = _takes_bytes(out)
     # records a chunk of rows at a time unless a registry's schemas decode them (that path is per record)
     opts = DumpOptions(**options, chunks=decode is None, groups=decode is None)
     result = SegmentDump(path, classify_name(path))
@@ -220,14 +221,10 @@ def _dump_batches(path: str, options: dict[str, Any], fmt: str, skip_metadata: b
             else:
                 recovered.append([e.position, end, first, e.last_offset, 1])
         if isinstance(ev, BatchGroupEvent):  # a run of batches: its lines built a column at a time
-            out.write(_group_lines(ev, fmt, opts.print_data, skip_metadata, file_json))
+            _emit(out, _group_lines(ev, fmt, opts.print_data, skip_metadata, file_json, raw))
         elif isinstance(ev, RecordChunkEvent):
-            if fmt == "text":
-                out.writelines(record_chunk_lines(ev.entry, ev.records, opts.print_data, skip_metadata))
-            else:
-                out.writelines(record_chunk_json(ev.entry, ev.records, opts.print_data, file_json,
-                                                 functools.partial(_record_json, path, ev.entry,
-                                                                   print_data=opts.print_data)))
+            for piece in _chunk_lines(ev, path, fmt, opts.print_data, skip_metadata, file_json, raw):
+                _emit(out, piece)
         elif fmt == "text":
             if isinstance(ev, BatchEvent):
                 out.write(batch_line(ev.entry) + "\n")
@@ -278,11 +275,46 @@ def _text_header(path: str, kind: Any, out: TextIO) -> None:
         out.write("KRaft bootstrap snapshot\n")
 
 
-def _group_lines(ev: Any, fmt: str, print_data: bool, skip_metadata: bool, file_json: str) -> str:
+def _group_lines(ev: Any, fmt: str, print_data: bool, skip_metadata: bool, file_json: str, raw: bool
+                 ) -> str | list[bytes | memoryview]:
     """A run of batches' text or NDJSON (pyarrow is imported only when a run is dumped)."""
     from .dump_columns import group_json, group_text
 
-    return group_text(ev, print_data, skip_metadata) if fmt == "text" else group_json(ev, print_data, file_json)
+    if fmt == "text":
+        return group_text(ev, print_data, skip_metadata, raw)
+    return group_json(ev, print_data, file_json, raw)
+
+
+def _chunk_lines(ev: Any, path: str, fmt: str, print_data: bool, skip_metadata: bool, file_json: str, raw: bool
+                 ) -> Iterator[str | list[bytes | memoryview]]:
+    """A batch's records, a chunk of rows at a time, as text or NDJSON."""
+    from .dump_text import record_chunk_json, record_chunk_lines
+
+    if fmt == "text":
+        return record_chunk_lines(ev.entry, ev.records, print_data, skip_metadata, raw)
+    return record_chunk_json(ev.entry, ev.records, print_data, file_json,
+                             functools.partial(_record_json, path, ev.entry, print_data=print_data), raw)
+
+
+def _takes_bytes(out: TextIO) -> bool:
+    """Whether lines may go to ``out`` as UTF-8 bytes, past its text layer: a binary buffer under it and UTF-8
+    the encoding it writes (the native renderer's lines are that; any other encoding gets text)."""
+    import codecs
+
+    try:
+        return hasattr(out, "buffer") and codecs.lookup(out.encoding).name == "utf-8"
+    except (LookupError, TypeError, AttributeError):
+        return False
+
+
+def _emit(out: TextIO, piece: str | list[bytes | memoryview]) -> None:
+    """Write lines given as text or as UTF-8 byte strings (those straight to the binary buffer, after the text
+    written before them)."""
+    if isinstance(piece, str):
+        out.write(piece)
+    elif piece:
+        out.flush()
+        out.buffer.writelines(piece)
 
 
 @functools.cache

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..dump import native_lines
 from ..dump.batch_groups import BatchGroup
 from ..formats.compression import CODECS
 from ..formats.record_batch import COMPRESSION_MASK, DELETE_HORIZON_BIT, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT
@@ -32,6 +33,8 @@ from .record_values import json_payload, value_text
 if TYPE_CHECKING:
     from ..dump.segment import BatchGroupEvent
 
+#: what a renderer gives: one string of lines, or (``raw``, with the native library) the lines as UTF-8 byte strings
+Output = str | list[bytes | memoryview]
 
 
 # columns are made from buffers: pa.array() imports pandas (about 45 MB and 0.3 s) to ask whether it was given one
@@ -128,14 +131,32 @@ def _values(payload: bytes | bytearray, bad: np.ndarray, pos: np.ndarray, lens: 
 
 
 class _Run:
-    """A run's columns as the lines need them: each record's batch fields and its own."""
+    """A run's columns as the lines need them: each record's batch fields and its own (those computed when first
+    asked for: the native lines need only :meth:`native_columns`)."""
+
+    offset: np.ndarray
+    timestamp: np.ndarray
+    sequence: np.ndarray
+    key_pos: np.ndarray
+    value_pos: np.ndarray
+    key_len: np.ndarray
+    value_len: np.ndarray
+    size: np.ndarray
+    headers: np.ndarray
 
     def __init__(self, g: BatchGroup):
         self.b, self.r, self.owner, self.first = g.batches, g.records, g.record_batch, g.first_record
+        self.log_append = (self.b[:, COL["attributes"]] & TIMESTAMP_TYPE_BIT != 0).astype(np.int64)
+
+    def __getattr__(self, name: str) -> np.ndarray:  # a record column, the first time one is asked for
+        if name not in _Run.__annotations__:
+            raise AttributeError(name)
+        self._record_columns()
+        return self.__dict__[name]  # type: ignore[no-any-return]
+
+    def _record_columns(self) -> None:
         c = kernels.get().RCOL
         b, r, own = self.b, self.r, self.owner
-        attrs = b[:, COL["attributes"]]
-        self.log_append = (attrs & TIMESTAMP_TYPE_BIT != 0).astype(np.int64)
         d = r[:, c["offset_delta"]]
         bseq = b[:, COL["base_sequence"]][own]
         with np.errstate(over="ignore"):
@@ -148,6 +169,26 @@ class _Run:
         self.value_len = np.where(r[:, c["value_len"]] >= 0, r[:, c["value_len"]], -1)
         self.size = r[:, c["size_in_bytes"]]
         self.headers = r[:, c["headers_count"]]
+
+    def native_columns(self) -> list[np.ndarray | int]:
+        """The records' :data:`~kforensics.dump.native_lines.FIELDS`, the same values as the record columns; for a
+        chunk of one batch, what is the same for every record as one int (no column of it built)."""
+        if len(self.b) != 1:
+            return [self.offset, self.timestamp, self.sequence, self.size, self.key_pos, self.key_len,
+                    self.value_pos, self.value_len, self.headers, self.log_append[self.owner],
+                    self.b[:, COL["position"]][self.owner]]
+        c = kernels.get().RCOL
+        row, r = self.b[0], self.r
+        d = r[:, c["offset_delta"]]
+        bseq = int(row[COL["base_sequence"]])
+        with np.errstate(over="ignore"):
+            offset = d + row[COL["base_offset"]]
+            ts = (int(row[COL["max_timestamp"]]) if self.log_append[0]
+                  else r[:, c["timestamp_delta"]] + row[COL["base_timestamp"]])
+        return [offset, ts, -1 if bseq < 0 else (d + bseq) % 2147483648, r[:, c["size_in_bytes"]],
+                r[:, c["key_pos"]], np.maximum(r[:, c["key_len"]], -1), r[:, c["value_pos"]],
+                np.maximum(r[:, c["value_len"]], -1), r[:, c["headers_count"]], int(self.log_append[0]),
+                int(row[COL["position"]])]
 
     def ts_type(self, per_record: bool) -> pa.Array | str:
         return _pick(_TS_TYPES, self.log_append[self.owner] if per_record else self.log_append)
@@ -203,21 +244,94 @@ def _with_headers(run: _Run, lines: pa.Array, slow_line: Callable[[int], str]) -
     return _text_of(lines)
 
 
+def _native(raw: bool) -> native_lines.Library | None:
+    """The native record-line function when the caller takes byte strings (``raw``) and it is to be had."""
+    return native_lines.library() if raw else None
+
+
+def _native_lines(lib: native_lines.Library, run: _Run, payload: bytes | bytearray, mode: int, head: str,
+                  slow_line: Callable[[int], str], batch_lines: pa.Array | None = None) -> list[bytes | memoryview]:
+    """A run's (or chunk's) lines by the native function, the records it leaves written by ``slow_line(i)`` (with
+    its newline); ``batch_lines``: each batch's line, written before its records."""
+    bl = None
+    if batch_lines is not None:
+        offs = np.frombuffer(batch_lines.buffers()[1], dtype=np.int32)
+        bl = (memoryview(batch_lines.buffers()[2]),
+              offs[batch_lines.offset : batch_lines.offset + len(batch_lines) + 1].astype(np.int64))
+    lines = native_lines.record_lines(lib, run.native_columns(), len(run.r), payload, mode, head.encode("utf-8"),
+                                      bl, run.first if batch_lines is not None else None)
+    return lines.pieces(slow_line)
+
+
+def _mode(json: bool, print_data: bool, skip_metadata: bool) -> int:
+    return ((native_lines.JSON if json else 0) | (native_lines.PRINT_DATA if print_data else 0)
+            | (native_lines.SKIP_METADATA if skip_metadata else 0))
+
+
+def _json_head(file_json: str) -> str:
+    return '{"kind": "record", "file": ' + file_json + ', "batch_position": '
+
+
 def chunk_text(batch_row: list[int], payload: bytes | bytearray, rows: np.ndarray, print_data: bool,
-               skip_metadata: bool, slow_line: Callable[[int], str]) -> str:
+               skip_metadata: bool, slow_line: Callable[[int], str], raw: bool = False) -> Output:
     """The ``| offset: ...`` lines of a chunk of one batch's records (``rows``); ``slow_line(i)``: row ``i``'s
     line by the per-record path (for records with headers)."""
     run = _Run(_one_batch(batch_row, payload, rows))
+    lib = _native(raw)
+    if lib is not None:
+        return _native_lines(lib, run, payload, _mode(False, print_data, skip_metadata), "",
+                             lambda i: slow_line(i) + "\n")
     return _with_headers(run, _record_text(run, payload, print_data, skip_metadata), slow_line)
 
 
 def chunk_json(batch_row: list[int], payload: bytes | bytearray, rows: np.ndarray, print_data: bool,
-               file_json: str, slow_line: Callable[[int], str]) -> str:
+               file_json: str, slow_line: Callable[[int], str], raw: bool = False) -> Output:
     """The record objects of a chunk of one batch's records, as :func:`chunk_text`."""
     run = _Run(_one_batch(batch_row, payload, rows))
+    lib = _native(raw)
+    if lib is not None:
+        return _native_lines(lib, run, payload, _mode(True, print_data, False), _json_head(file_json),
+                             lambda i: slow_line(i) + "\n")
     return _with_headers(run, _record_json(run, payload, print_data, file_json), slow_line)
 
-def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> str:
+
+def _row_text(run: _Run, payload: bytes | bytearray, print_data: bool, skip_metadata: bool, i: int) -> str:
+    """Record ``i``'s line of a run (:func:`record_line`'s), in Python: for a key or value the native function
+    leaves (not printable ASCII)."""
+    line = "| "
+    if not skip_metadata:
+        ts = "LogAppendTime" if run.log_append[run.owner[i]] else "CreateTime"
+        line += (f"offset: {int(run.offset[i])} {ts}: {int(run.timestamp[i])} keySize: {int(run.key_len[i])} "
+                 f"valueSize: {int(run.value_len[i])} sequence: {int(run.sequence[i])} headerKeys: []"
+                 + (" " if print_data else ""))
+    if print_data:
+        kp, kl, vp, vl = (int(x[i]) for x in (run.key_pos, run.key_len, run.value_pos, run.value_len))
+        line += "" if kl < 0 else "key: " + value_text(payload[kp : kp + kl]) + " "
+        line += "payload: null" if vl < 0 else "payload: " + value_text(payload[vp : vp + vl])
+    return line + "\n"
+
+
+def _row_json(run: _Run, payload: bytes | bytearray, print_data: bool, file_json: str, i: int) -> str:
+    """Record ``i``'s object of a run (the per-record path's), in Python, as :func:`_row_text`."""
+    kp, kl, vp, vl = (int(x[i]) for x in (run.key_pos, run.key_len, run.value_pos, run.value_len))
+    key = None if kl < 0 else payload[kp : kp + kl]
+    value = None if vl < 0 else payload[vp : vp + vl]
+    line = (_json_head(file_json) + f"{int(run.b[run.owner[i], COL['position']])}, \"offset\": {int(run.offset[i])}, "
+            f"\"timestamp\": {int(run.timestamp[i])}, \"sequence\": {int(run.sequence[i])}, "
+            f"\"size_in_bytes\": {int(run.size[i])}, \"key_size\": {kl}, \"value_size\": {vl}, "
+            f"\"key_sha256\": {_sha(key)}, \"value_sha256\": {_sha(value)}, "
+            '"headers": [], "crc": null, "is_valid": null, "control": null')
+    if print_data:
+        line += (', "key": ' + ("null" if key is None else json_payload(key)) + ', "value": '
+                 + ("null" if value is None else json_payload(value)))
+    return line + "}\n"
+
+
+def _sha(data: bytes | bytearray | None) -> str:
+    return "null" if data is None else '"' + hashlib.sha256(data).hexdigest() + '"'
+
+
+def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool, raw: bool = False) -> Output:
     """A run's batch lines and ``| offset: ...`` lines, as kafka-dump-log writes them (:func:`batch_line`,
     :func:`record_line`)."""
     run = _Run(ev.group)
@@ -229,6 +343,11 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool) -> st
         " partitionLeaderEpoch: ", f["epoch"], " isTransactional: ", f["txn"], " isControl: false deleteHorizonMs: ",
         dh, " position: ", f["pos"], " ", f["ts_type"], ": ", f["max_ts"], " size: ", f["size"],
         " magic: 2 compresscodec: ", f["codec"], " crc: ", f["crc"], " isvalid: ", f["valid"], "\n")
+    lib = _native(raw)
+    if lib is not None:
+        payload = ev.group.payload
+        return _native_lines(lib, run, payload, _mode(False, print_data, skip_metadata), "",
+                             functools.partial(_row_text, run, payload, print_data, skip_metadata), batch_lines)
     return run.lines(batch_lines, _record_text(run, ev.group.payload, print_data, skip_metadata))
 
 
@@ -269,7 +388,7 @@ def _digests(payload: bytes | bytearray, pos: np.ndarray, lens: np.ndarray) -> p
     return pc.fill_null(col, _lit("null"))
 
 
-def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
+def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str, raw: bool = False) -> Output:
     """A run's batch and record objects, as the per-record path writes them (one per line)."""
     run = _Run(ev.group)
     f = run.batch_fields()
@@ -285,6 +404,11 @@ def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str) -> str:
         ', "producer_epoch": ', f["pepoch"], ', "base_sequence": ', f["bseq"], ', "last_sequence": ', f["lseq"],
         ', "record_count": ', f["count"], ', "recovered": false, "non_consecutive": ',
         _pick(_FALSE_TRUE, ev.non_consecutive.astype(np.int64)), ', "previous_last_offset": ', prev, "}\n")
+    lib = _native(raw)
+    if lib is not None:
+        payload = ev.group.payload
+        return _native_lines(lib, run, payload, _mode(True, print_data, False), _json_head(file_json),
+                             functools.partial(_row_json, run, payload, print_data, file_json), batch_lines)
     return run.lines(batch_lines, _record_json(run, ev.group.payload, print_data, file_json))
 
 

@@ -372,10 +372,11 @@ def _row_json(chunks: RecordChunks, payload: bytes | bytearray, rows: np.ndarray
     return slow(chunks.record(payload, rows[i].tolist()))
 
 
-def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool, skip_metadata: bool
-                       ) -> Iterator[str]:
+def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool, skip_metadata: bool,
+                       raw: bool = False) -> Iterator[str | list[bytes | memoryview]]:
     """The ``| offset: ...`` lines of a batch's records (:func:`record_line`'s, character for character), a
-    chunk of rows at a time, each chunk one string of lines ending in a newline."""
+    chunk of rows at a time, each chunk one string of lines ending in a newline (``raw``: or, for chunks the
+    native function writes, a list of UTF-8 byte strings)."""
     meta = "" if skip_metadata else (f"offset: {{}} {batch.timestamp_type}: {{}} keySize: {{}} valueSize: {{}} "
                                      "sequence: {} headerKeys: []")
     for payload, rows in chunks.chunks():
@@ -383,7 +384,8 @@ def record_chunk_lines(batch: BatchEntry, chunks: RecordChunks, print_data: bool
             from .dump_columns import chunk_text
 
             yield chunk_text(chunks.batch.row, payload, rows, print_data, skip_metadata,
-                             functools.partial(_row_line, batch, chunks, payload, rows, print_data, skip_metadata))
+                             functools.partial(_row_line, batch, chunks, payload, rows, print_data, skip_metadata),
+                             raw)
             continue
         c = _Columns(chunks, rows)
         n = len(rows)
@@ -410,7 +412,7 @@ def _sha(data: bytes | bytearray | None) -> str:
 
 
 def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool, file_json: str,
-                      slow: Callable[[Record], str]) -> Iterator[str]:
+                      slow: Callable[[Record], str], raw: bool = False) -> Iterator[str | list[bytes | memoryview]]:
     """The NDJSON record objects of a batch's records (those the per-record path writes, byte for byte: the keys
     in :class:`Record`'s order), a chunk of rows at a time; ``file_json``: the file's name as JSON text;
     ``slow``: one record's line by the per-record path (for records with headers)."""
@@ -423,7 +425,7 @@ def record_chunk_json(batch: BatchEntry, chunks: RecordChunks, print_data: bool,
             from .dump_columns import chunk_json
 
             yield chunk_json(chunks.batch.row, payload, rows, print_data, file_json,
-                             functools.partial(_row_json, chunks, payload, rows, slow))
+                             functools.partial(_row_json, chunks, payload, rows, slow), raw)
             continue
         c = _Columns(chunks, rows)
         keys, values = c.keys(payload), c.values(payload)

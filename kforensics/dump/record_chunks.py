@@ -25,11 +25,14 @@ from ..log import kernels
 from ..log.log_entry import Batch
 from ..log.record_offsets import OffsetOrder, last_offset_delta
 from ..log.records import RECORD_CHUNK, EntryRecords, Record
+from . import streamed_section
 
 #: rows turned into Python lists at a time (a whole kernel chunk as lists is tens of MB)
 PY_ROWS = 1 << 12
 
 Chunk = tuple[bytes | bytearray, np.ndarray]
+#: the codec id of zstd (``attributes & COMPRESSION_MASK``)
+ZSTD = 4
 
 
 class _SmallTable:
@@ -53,6 +56,8 @@ class RecordChunks(EntryRecords):
 
     #: the batch's records decoded with others (:func:`decode_group`), cleanly: handed out as they are
     decoded: Chunk | None = None
+    #: a streamed section's cap (:data:`~.streamed_section.STREAM_MAX_DECOMPRESSED`)
+    stream_max: int = streamed_section.STREAM_MAX_DECOMPRESSED
 
     def chunks(self) -> Iterator[Chunk]:
         """``(payload, rows)`` pairs in record order (see the module's docstring)."""
@@ -65,45 +70,98 @@ class RecordChunks(EntryRecords):
         if raw is None:
             self._fail("BATCH_NOT_DECODED", "entry bytes not held in memory (too large); records not decoded")
             return
-        K = kernels.get()
+        if (b.attributes & record_batch.COMPRESSION_MASK) == ZSTD \
+                and len(raw) - record_batch.HEADER_SIZE >= streamed_section.STREAM_FROM:
+            yield from self._streamed(bytes(raw[record_batch.HEADER_SIZE :]))
+            return
         got = self._records_section(raw)
         if got is None:
             return
         payload, in_file = got
         buf = np.frombuffer(payload, dtype=np.uint8)
-        count = b.records_count
         cap = min(RECORD_CHUNK, len(payload) // record_batch.MIN_RECORD_SIZE + 1)
         # a small batch decodes into one table kept for all of them (its rows are copied out as lists before the
         # next call); a table larger than the records' bytes can fill gives the same rows, so only its cost differs
-        table = _SMALL.table(K) if cap <= PY_ROWS else K.new_record_table(cap)
-        c = K.RCOL
-        offsets = OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
+        table = _SMALL.table(kernels.get()) if cap <= PY_ROWS else kernels.get().new_record_table(cap)
+        offsets = self._offsets()
         p, done = 0, 0
         while True:
-            n, stop, status = K.decode_records(buf, p, len(payload), count - done if count >= 0 else count, table)
-            rows = table[:n].copy() if n <= PY_ROWS else None  # copied: the table is decoded into again
-            if rows is None or not _in_order(offsets, rows[:, c["offset_delta"]].tolist()):
-                for code, i, delta in offsets.check(table[:n, c["offset_delta"]], done):
-                    at = int(table[i - done, c["position"]]) + in_file if in_file is not None else None
-                    self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
-                               offset_delta=delta, last_offset_delta=offsets.last)
-            if rows is not None:
-                if n:
-                    yield payload, rows
-            else:
-                for a in range(0, n, PY_ROWS):
-                    yield payload, table[a : min(n, a + PY_ROWS)].copy()
+            n, stop, status = kernels.get().decode_records(buf, p, len(payload), self._left(done), table)
+            yield from self._rows(payload, table, n, done, offsets, in_file)
             done += n
             if status == kernels.RS_FULL:
                 p = stop
                 continue
-            if status != kernels.RS_OK:
-                where = stop + in_file if in_file is not None else None
-                self._fail(
-                    "RECORD_DECODE_ERROR",
-                    f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
-                    + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
-                    where, record_index=done, decompressed_position=None if in_file is not None else stop)
+            self._end(status, done, stop, in_file)
+            return
+
+    def _offsets(self) -> OffsetOrder:
+        b = self.batch
+        return OffsetOrder(last_offset_delta(b.base_offset, b.last_offset))
+
+    def _left(self, done: int) -> int:
+        """The records still to decode (a negative count as it is: the decoder's finding)."""
+        count = self.batch.records_count
+        return count - done if count >= 0 else count
+
+    def _rows(self, payload: bytes | bytearray, table: np.ndarray, n: int, done: int, offsets: OffsetOrder,
+              in_file: int | None) -> Iterator[Chunk]:
+        """The ``n`` rows a decoder call left in ``table`` (copied: it is decoded into again), their offsets
+        checked."""
+        c = kernels.get().RCOL
+        rows = table[:n].copy()
+        if n > PY_ROWS or not _in_order(offsets, rows[:, c["offset_delta"]].tolist()):
+            for code, i, delta in offsets.check(rows[:, c["offset_delta"]], done):
+                at = int(rows[i - done, c["position"]]) + in_file if in_file is not None else None
+                self._fail(code, offsets.message(code, i, delta, offsets.last), at, record_index=i,
+                           offset_delta=delta, last_offset_delta=offsets.last)
+        if n:
+            yield payload, rows
+
+    def _end(self, status: int, done: int, stop: int, in_file: int | None) -> None:
+        """The finding of a decoder's last status (none for ``RS_OK``); ``stop`` within the records section."""
+        if status != kernels.RS_OK:
+            where = stop + in_file if in_file is not None else None
+            self._fail(
+                "RECORD_DECODE_ERROR",
+                f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
+                + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
+                where, record_index=done, decompressed_position=None if in_file is not None else stop)
+
+    def _streamed(self, section: bytes) -> Iterator[Chunk]:
+        """The records of a large zstd section, decompressed a window at a time (:mod:`.streamed_section`): the
+        same rows, in the same chunks of at most ``RECORD_CHUNK``, and the same findings as held whole."""
+        try:
+            streamed_section.check_stream(section, self.stream_max)
+        except DecodeError as e:  # as _records_section places it
+            self._add(e.finding.at(self.file, offset=self.batch.position + record_batch.HEADER_SIZE,
+                                   default=self.batch.position))
+            return
+        K = kernels.get()
+        table = K.new_record_table(RECORD_CHUNK)
+        offsets = self._offsets()
+        w = streamed_section.Windows(section)
+        p = w.more(0)
+        done = 0
+        while True:
+            window = w.window
+            n, stop, status = K.decode_records(np.frombuffer(window, dtype=np.uint8), p, len(window),
+                                               self._left(done), table)
+            yield from self._rows(window, table, n, done, offsets, None)
+            done += n
+            p = stop
+            if status == kernels.RS_FULL:
+                continue
+            if not w.eof:
+                # the window's end, not the section's: read on and decode from the same record
+                if status in (kernels.RS_OK, kernels.RS_TOO_FEW):
+                    p = w.more(p)
+                    continue
+                need = streamed_section.windows_needed(window, p) if status == kernels.RS_TRUNCATED else None
+                if need is not None:
+                    p = w.more(p, max(need, streamed_section.WINDOW))
+                    continue
+            self._end(status, done, w.base + stop, None)
             return
 
     def record(self, payload: bytes | bytearray, row: list[int]) -> Record:  # row: one row as a list
