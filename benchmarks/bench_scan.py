@@ -18,6 +18,11 @@ Anchor figures (the segment of bench_reader.py: 5.77 M one-record v2 batches,
   scan / SHA-256 (target <= 1.5) and 2x / 1x peak RSS (target: no growth;
   <= 300 MB with --out).
 
+``--small [--partitions 10000] [--against CHECKOUT]`` measures a fleet of small partitions (issue 26): bench_spark's
+small set, 3 brokers x N partition dirs of 10 batches; ``scan DIR --out`` of each broker and ``replay`` of the three,
+fresh processes, wall and CPU time and peak RSS, against the issue's anchors (23.9 s and 31.9 s for N = 10 000)
+and targets (6 s each); ``--against`` times another checkout's commands in turn in the same run (the same load).
+
 ``--mixed`` measures the older figure: a ~3 GiB log dir of 24 partitions of
 small batches (uncompressed, idempotent, lz4), ``scan_log_dirs`` in a fresh
 process: batches/s, MB/s, peak RSS.  Asserts nothing.
@@ -192,7 +197,78 @@ def run_mixed(args) -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"run {run + 1}: {r['partitions']} partitions, {r['batches']:,} batches, {r['bytes'] / 2**30:.2f} GiB in "
               f"{r['seconds']:.2f}s: {r['batches'] / r['seconds'] / 1e6:.2f} M batches/s, "
-              f"{r['bytes'] / r['seconds'] / 1e6:.0f} MB/s, peak RSS {r['peak_rss_mb']:.0f} MB, findings {r['findings']}")
+              f"{r['bytes'] / r['seconds'] / 1e6:.0f} MB/s, peak RSS {r['peak_rss_mb']:.0f} MB, "
+              f"findings {r['findings']}")
+
+
+# ----------------------------------------------------------------------------- fleets of small partitions
+
+#: issue 26, measured when it was filed (2 cores): 3 brokers x 10 000 partition dirs of 10 batches
+SMALL_ANCHORS = {"scan --out": 23.9, "replay": 31.9}
+SMALL_TARGET_S = 6.0
+
+
+def small_commands(dirs: list[Path], out: str) -> dict[str, list[list[str]]]:
+    """The commands timed on the small set: ``scan DIR --out`` of each broker, and ``replay`` of the three (JSON to
+    /dev/null, as bench_spark's single process)."""
+    kf = ["-m", "kforensics"]
+    return {"scan --out": [kf + ["scan", str(d), "--out", f"{out}/{i}", "--format", "json"]
+                           for i, d in enumerate(dirs)],
+            "replay": [kf + ["replay", *map(str, dirs), "--format", "json"]]}
+
+
+def timed_with(cmd: list[str], checkout: str | None) -> tuple[float, float, float]:
+    """:func:`timed_process` of ``python cmd`` with ``checkout``'s kforensics first on the path (None: this one)."""
+    env = None
+    if checkout:
+        env = {**os.environ, "PYTHONPATH": checkout}
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            cwd=checkout or None)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t0
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"{' '.join(cmd)} failed: {err[-2000:]}")
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def run_small(args) -> None:
+    """3 brokers x ``--partitions`` partition dirs of 10 batches (bench_spark's small set): ``scan --out`` of each
+    and ``replay`` of the three, each a fresh process; with ``--against CHECKOUT``, the same commands of another
+    checkout (e.g. ``git archive`` of an earlier commit) in turn, so both meet the same load."""
+    sys.path.insert(0, str(HERE))
+    from bench_spark import build
+
+    root = Path(args.out_dir) / "small"
+    root.mkdir(parents=True, exist_ok=True)
+    dirs = build(root, f"small{args.partitions}", 3, args.partitions, 10, topics=100)
+    warm(f for d in dirs for f in d.rglob("*") if f.is_file())
+    sides = {"this checkout": None, **({f"against {args.against}": args.against} if args.against else {})}
+    figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
+    loads = []
+    for run in range(args.runs):
+        for side, checkout in sides.items():
+            with tempfile.TemporaryDirectory(prefix="kfbench-small-") as out:
+                for name, cmds in small_commands(dirs, out).items():
+                    got = [timed_with(c, checkout) for c in cmds]
+                    figures.setdefault((side, name), []).append(
+                        (sum(g[0] for g in got), max(g[1] for g in got), sum(g[2] for g in got)))
+        loads.append(os.getloadavg()[0])
+        print(f"run {run + 1}: " + ", ".join(f"{s} {n} {v[-1][0]:.1f}s" for (s, n), v in figures.items())
+              + f"; load average {loads[-1]:.1f}", flush=True)
+    n = args.partitions
+    print(f"3 brokers x {n:,} partition dirs of 10 batches ({dirs[0].parent}); medians of {args.runs} run(s), load "
+          f"average {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores")
+    for (side, name), v in figures.items():
+        wall, rss, cpu = (statistics.median(x[i] for x in v) for i in range(3))
+        anchor = SMALL_ANCHORS[name] * n / 10_000
+        per = wall / (3 * n) * 1e3 if name == "scan --out" else wall / n * 1e3
+        unit = "partition dir" if name == "scan --out" else "three-replica partition"
+        print(f"  {side:>16} {name:10}: {wall:6.1f}s wall ({per:.2f} ms a {unit}), {cpu:6.1f}s CPU, peak RSS "
+              f"{rss:.0f} MB; anchor {anchor:.1f}s -> {anchor / wall:.2f}x as fast; target <= "
+              f"{SMALL_TARGET_S * n / 10_000:.1f}s ({'met' if wall <= SMALL_TARGET_S * n / 10_000 else 'missed'})")
 
 
 def main() -> None:
@@ -201,12 +277,17 @@ def main() -> None:
     ap.add_argument("--segment", help="the anchor segment (default: generate it under --out-dir)")
     ap.add_argument("--out-dir", default="/tmp/kfbench")
     ap.add_argument("--mixed", action="store_true", help="the 24-partition log dir figure instead")
-    ap.add_argument("--partitions", type=int, default=24)
+    ap.add_argument("--partitions", type=int, help="--mixed: 24 partitions; --small: 10 000 per broker")
     ap.add_argument("--mb-per-partition", type=int, default=128)
+    ap.add_argument("--small", action="store_true", help="the fleet of small partitions (issue 26) instead")
+    ap.add_argument("--against", help="with --small: another checkout whose commands are timed in the same run")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.partitions = args.partitions or (10_000 if args.small else 24)
     if args.inner:
         inner(args.inner)
+    elif args.small:
+        run_small(args)
     elif args.mixed:
         run_mixed(args)
     else:
