@@ -421,8 +421,8 @@ _("SALVAGE_BATCH_NOT_READ", HIGH, "a batch a loss verdict names no longer reads 
 _("SALVAGE_NOT_SENT", HIGH, "a salvaged record the broker did not acknowledge when put back (the delivery error "
   "is given); a later run sends it again", "-")
 _("SALVAGE_LEADER_UNSETTLED", MEDIUM, "the salvage follows the leader the replay predicts for the brokers' return "
-  "it was told of (--alive), and another order of return elects another broker or nobody: what is lost, so what "
-  "is salvaged, depends on which broker the controller has back first", "the controller elects from the brokers "
+  "(no --restart-order given), and another order of return elects another broker or nobody: what is lost, so "
+  "what is salvaged, depends on which broker the controller has back first", "the controller elects from the brokers "
   "it has unfenced when the recorded leader is fenced (PartitionChangeBuilder)")
 _("SALVAGE_LEDGER_DAMAGED", MEDIUM, "a line of the salvage ledger (what earlier runs had acknowledged) does not "
   "parse; the records it named may be sent again", "-")

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 @min_severity_option()
 def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, topic: str | None,
            partition: int | None, kafka_version: KafkaVersion, leader: int | None, alive: tuple[int, ...] | None,
-           running: tuple[int, ...] | None, min_insync_replicas: int | None,
+           running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None, min_insync_replicas: int | None,
            what_if: bool, digests: bool,
            metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
@@ -73,7 +73,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     report = replay_all(inputs.brokers, kafka_version=kafka_version, topic=topic, partition=partition,
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
                         metadata=inputs.metadata, alive=alive,
-                        running=running or (), min_insync_replicas=min_insync_replicas)
+                        running=running or (), min_insync_replicas=min_insync_replicas, order=restart_order)
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

@@ -273,6 +273,8 @@ def leaders_line(partitions: list[PartitionReplay]) -> str:
     if shown is not None:
         back = ", ".join(map(str, shown.returning))
         given = "--alive" if shown.returning_given else "every broker given"
+        if shown.order_given:
+            given += ", started in this order (--restart-order)"
         if shown.running:
             given = (f"{given}, less those that never stopped: {', '.join(map(str, shown.running))} (--running)")
         text += f" (brokers coming back: {back}; {given})"

@@ -1,5 +1,5 @@
-"""``--alive`` and ``--running``: the brokers that come back before the controller elects, and those that never
-stopped (``replay``, ``salvage`` and ``spark``)."""
+"""``--alive``, ``--running`` and ``--restart-order``: the brokers that come back before the controller elects, those
+that never stopped, and the order they are started in (``replay``, ``salvage`` and ``spark``)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,27 @@ def _ids(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple
     return tuple(sorted({int(p) for p in parts}))
 
 
+def _order(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    if value is None:
+        return None
+    parts = [v.strip() for v in value.split(",") if v.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"{value!r} is not a comma-separated list of broker ids")
+    ids = tuple(int(p) for p in parts)
+    if len(set(ids)) != len(ids):
+        raise click.BadParameter(f"{value!r} names a broker twice")
+    return ids  # in the order given: that is the point
+
+
 def alive_option(fn: F) -> F:
-    """``--alive 1,2,3`` (default: every broker whose evidence is given) and ``--running 1,2`` (default: none)."""
+    """``--alive 1,2,3`` (default: every broker whose evidence is given), ``--running 1,2`` (default: none) and
+    ``--restart-order 2,1,3`` (default: every order tried)."""
+    fn = click.option(
+        "--restart-order", "restart_order", callback=_order, metavar="IDS",
+        help="The order the brokers are started in, comma-separated: the controller first, then each broker once "
+             "the one before is unfenced (brokers not named come after, in id order).  The controller's rules "
+             "then settle each leader; without it every order is tried, the likeliest followed and the others' "
+             "leaders listed.")(fn)
     fn = click.option(
         "--running", callback=_ids, metavar="IDS",
         help="Brokers that never stopped, comma-separated (default: none): only the controllers or other brokers "

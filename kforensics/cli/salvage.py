@@ -57,14 +57,15 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @format_option()
 def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, out_dir: str,
             topic: str | None, partition: int | None, kafka_version: KafkaVersion, leader: int | None,
-            alive: tuple[int, ...] | None, running: tuple[int, ...] | None, min_insync_replicas: int | None,
-            metadata: tuple[str, ...],
+            alive: tuple[int, ...] | None, running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None,
+            min_insync_replicas: int | None, metadata: tuple[str, ...],
             bootstrap: str | None, send: bool,
             topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str) -> None:
     """Export the records the replay says a replica loses and no surviving replica keeps; put them back.
 
     Takes replay's inputs (LOG_DIRS, --broker ID=DIR or --scenario DIR, with
-    --metadata, --kafka-version, --leader, --alive and --running), and its leader.  Reads the evidence only; writes
+    --metadata, --kafka-version, --leader, --alive, --running and
+    --restart-order), and its leader.  Reads the evidence only; writes
     salvaged.parquet and salvaged.jsonl (kcat's -J envelope) into --out.
     Payloads framed for a Schema Registry whose _schemas topic is in the
     evidence are decoded for display.  Exit 1 when there are records to
@@ -84,7 +85,8 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
-                       alive=alive, running=running or (), min_insync_replicas=min_insync_replicas)
+                       alive=alive, running=running or (), min_insync_replicas=min_insync_replicas,
+                       order=restart_order)
     plan = None
     if bootstrap is not None:
         plan = _produce(out, bootstrap, send=send, topic_map=_topic_map(topic_map), include_aborted=include_aborted,

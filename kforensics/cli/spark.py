@@ -50,7 +50,8 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
                 "unreadable snapshot always does).")
 def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
           kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None,
-          running: tuple[int, ...] | None, min_insync_replicas: int | None, overwrite: bool,
+          running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None, min_insync_replicas: int | None,
+          overwrite: bool,
           fmt: str, tables: str | None, fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
@@ -105,7 +106,7 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
-                         tables=chosen_tables, alive=alive, running=running or (),
+                         tables=chosen_tables, alive=alive, running=running or (), restart_order=restart_order,
                          min_insync_replicas=min_insync_replicas)
     summary = _run(master, conf, located, out, options)
     if fmt == "json":

@@ -30,8 +30,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import UsageError
 from .cluster_state import ClusterState
-from .election import NO_LEADER, Choice, ControllerRules, Registration, predict
+from .election import NO_LEADER, Choice, ControllerRules, Registration, predict, restart
+from .heartbeats import fence_order, fences_unprompted
 
 NEWEST = (1 << 30, 0, 0)
 
@@ -49,12 +51,15 @@ class RestartEvidence:
     shutdown_epochs: Mapping[int, frozenset[int]] = field(default_factory=dict)  # broker -> epochs its markers name
     release: tuple[int, int, int] | None = None  # the Kafka release (``--kafka-version``); None: the newest
     running: tuple[int, ...] = ()  # brokers the operator says never stopped (``--running``): active throughout
+    order: tuple[int, ...] | None = None  # the order the operator starts them in (``--restart-order``)
 
     @property
     def returning(self) -> tuple[int, ...]:
-        """The brokers that restart: those that come back, less those that never stopped."""
-        back = self.alive if self.alive is not None else self.brokers
-        return tuple(sorted(set(back) - set(self.running)))
+        """The brokers that restart, less those that never stopped: in the order given (``--restart-order``; the
+        ones it does not name after, in id order), else in id order."""
+        back = set(self.alive if self.alive is not None else self.brokers) - set(self.running)
+        first = [b for b in dict.fromkeys(self.order or ()) if b in back]
+        return (*first, *sorted(back - set(first)))
 
     def clean_shutdowns(self) -> dict[int, bool]:
         """Per returning broker, whether the controller will take its last shutdown as clean: its marker names the
@@ -81,6 +86,7 @@ class LeaderElection:
     returning: list[int] = field(default_factory=list)
     returning_given: bool = False  # the operator named them (--alive); else every broker given
     running: list[int] = field(default_factory=list)  # brokers that never stopped (--running)
+    order_given: bool = False  # ``returning`` is the order the operator starts them in (--restart-order)
     alternatives: list[int] = field(default_factory=list)  # leaders other return orders give
     steps: list[str] = field(default_factory=list)  # the controller's actions the model ran
     assumptions: dict[str, str] = field(default_factory=dict)  # rule -> value and where it came from
@@ -91,6 +97,25 @@ class LeaderElection:
         """Nobody leads: the controller's rules elect no one (not a guessed or given leader whose id is unknown,
         which the replay numbers -1, -2, ...)."""
         return self.how == "offline"
+
+
+def check_restart_order(order: tuple[int, ...] | None, brokers: Iterable[int], alive: tuple[int, ...] | None,
+                        running: tuple[int, ...]) -> None:
+    """Refuse a ``--restart-order`` that names a broker with no evidence, one ``--alive`` leaves out, one that never
+    stopped (``--running``), or one twice."""
+    if order is None:
+        return
+    given = set(brokers)
+    for b in order:
+        if b not in given:
+            raise UsageError(f"--restart-order names broker {b}, which is not one of the brokers given "
+                             f"({_ids(given)})")
+        if alive is not None and b not in alive:
+            raise UsageError(f"--restart-order names broker {b}, which --alive leaves out ({_ids(alive)})")
+        if b in running:
+            raise UsageError(f"--restart-order names broker {b}, which --running says never stopped")
+    if len(set(order)) != len(order):
+        raise UsageError(f"--restart-order names a broker twice ({', '.join(map(str, order))})")
 
 
 def registration_of(entry: Any) -> Registration:
@@ -130,9 +155,17 @@ def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> Lead
     reg = registration_of(entry)
     rules = controller_rules(evidence.cluster, topic, len(reg.replicas), evidence.release)
     returning = evidence.returning
-    choice = predict(reg, rules, active=evidence.cluster.active_brokers(), returning=returning,
-                     clean_shutdown=evidence.clean_shutdowns(), running=evidence.running)
-    choice = _likeliest(choice, reg, returning, evidence.running)
+    fences = fence_order(evidence.cluster, rules.release)
+    if evidence.order is not None:
+        # the order of return is given (each broker started once the one before is unfenced): the controller's rules
+        # settle the leader; a controller from 4.0 has fenced the brokers it held before the first one is back
+        choice = restart(reg, rules, active=evidence.cluster.active_brokers(), returning=returning,
+                         clean_shutdown=evidence.clean_shutdowns(), running=evidence.running,
+                         fenced_first=fences_unprompted(rules.release), fence_order=fences)
+    else:
+        choice = predict(reg, rules, active=evidence.cluster.active_brokers(), returning=returning,
+                         clean_shutdown=evidence.clean_shutdowns(), running=evidence.running, fence_order=fences)
+        choice = _likeliest(choice, reg, returning, evidence.running)
     if choice.leader == NO_LEADER:
         how, rule = "offline", None
     elif choice.leader == reg.leader and not choice.unclean:
@@ -144,6 +177,8 @@ def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> Lead
                                         f"{_ids(returning)} (every broker whose evidence was given)")
     assumptions["restart"] = ("cold: the controller is back first; brokers it still holds active are fenced when "
                               "their sessions expire, then each broker registers and is unfenced in turn")
+    if evidence.order is not None:
+        assumptions["restart order"] = f"{', '.join(map(str, returning))} (--restart-order)"
     if evidence.running:
         assumptions["restart"] += (f"; brokers {_ids(evidence.running)} never stopped (--running): active throughout, "
                                    "they neither register again nor lose their session")
@@ -152,7 +187,8 @@ def controller_choice(entry: Any, topic: str, evidence: RestartEvidence) -> Lead
         " (a .kafka_cleanshutdown marker naming the broker epoch of the last registration)"
     return LeaderElection(choice.leader, choice.leader_epoch, how, rule, choice.unclean, entry.leader,
                           entry.leader_epoch, entry.offset, list(returning), evidence.alive is not None,
-                          list(evidence.running), list(choice.alternatives), [s.action for s in choice.steps],
+                          list(evidence.running), evidence.order is not None, list(choice.alternatives),
+                          [s.action for s in choice.steps],
                           assumptions, _detail(how, rule, choice.leader, choice.leader_epoch, reg, rules,
                                                (*returning, *evidence.running)))
 

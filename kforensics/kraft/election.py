@@ -222,7 +222,7 @@ def _last_known_leader(reg: Registration, rules: ControllerRules, new_leader: in
 
 def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Sequence[int],
             clean_shutdown: dict[int, bool] | None = None, cold: bool = True,
-            running: Iterable[int] = ()) -> Choice:
+            running: Iterable[int] = (), fenced_first: bool = False, fence_order: Sequence[int] = ()) -> Choice:
     """The leader after the brokers in ``returning`` come back, in that order.
 
     ``active``: brokers the metadata shows registered, unfenced and not in
@@ -233,12 +233,16 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
     re-register nor lose their session.  ``clean_shutdown``:
     per returning broker, whether the controller will take its shutdown as
     clean (unknown brokers: unclean).  ``cold`` (the usual restart after an
-    outage): the controller is back before the brokers and every broker it
-    still takes as active loses its session first — fenced in broker id order,
-    the order ``BrokerHeartbeatManager`` touched them at activation — then
-    each broker registers and is unfenced before the next comes back.  Not
-    ``cold``: the brokers all register within their session timeout, the
-    absent ones are fenced after, and the returning ones are unfenced in order.
+    outage): the controller is back before the brokers; the first broker back
+    registers, every broker the controller still takes as active loses its
+    session, then each broker is unfenced before the next comes back;
+    ``fenced_first``: the sessions expire before the first broker registers
+    (a controller from 4.0 fences on its own, :func:`.heartbeats.fences_unprompted`,
+    and the brokers were started after that).  The brokers are fenced one at a
+    time in ``fence_order`` (the controller's heartbeat table,
+    :func:`.heartbeats.fence_order`; absent there: by id).  Not ``cold``: the
+    brokers all register within their session timeout, the absent ones are
+    fenced after, and the returning ones are unfenced in order.
     """
     clean = clean_shutdown or {}
     staying = set(running) - set(returning)
@@ -252,8 +256,11 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
             state["how"] = how
         return new
 
+    rank = {b: i for i, b in enumerate(fence_order)}
+
     def expire(r: Registration, brokers: Iterable[int]) -> Registration:
-        for b in sorted(set(brokers) - staying):
+        # one at a time, in the order of the controller's heartbeat table (heartbeats.fence_order), else by id
+        for b in sorted(set(brokers) - staying, key=lambda b: (rank.get(b, len(rank)), b)):
             live.discard(b)
             r = _fence(r, rules, b, live, apply, f"fence {b} (session expired)")
         return r
@@ -262,7 +269,13 @@ def restart(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
         # a broker still running that the record shows fenced heartbeats and is unfenced once caught up
         reg = _unfence(reg, rules, b, live, apply)
     live |= staying
-    if cold:
+    if cold and fenced_first:
+        # the brokers start only once the controller has fenced every broker it held active (their sessions expired)
+        reg = expire(reg, live | ({reg.leader} - {NO_LEADER}))
+        for b in returning:
+            reg = _register(reg, rules, b, clean.get(b, False), live, apply)
+            reg = _unfence(reg, rules, b, live, apply)
+    elif cold:
         # the first broker back registers within the others' session timeout; their sessions expire while it
         # catches up; each later broker comes back once the one before is unfenced
         first, rest = (returning[0], list(returning[1:])) if returning else (None, [])
@@ -332,7 +345,7 @@ def _fence(reg: Registration, rules: ControllerRules, b: int, live: set[int], ap
 
 def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int], returning: Iterable[int],
             clean_shutdown: dict[int, bool] | None = None, cold: bool = True,
-            running: Iterable[int] = ()) -> Choice:
+            running: Iterable[int] = (), fence_order: Sequence[int] = ()) -> Choice:
     """:func:`restart` over every order in which the partition's returning replicas may come back (``running``
     brokers stay up throughout and are not part of any order).
 
@@ -345,10 +358,10 @@ def predict(reg: Registration, rules: ControllerRules, *, active: Iterable[int],
     mine = [b for b in back if b in reg.replicas]
     others = [b for b in back if b not in reg.replicas]
     base = restart(reg, rules, active=active, returning=back, clean_shutdown=clean_shutdown, cold=cold,
-                   running=running)
+                   running=running, fence_order=fence_order)
     seen: dict[int, Choice] = {base.leader: base}
     for order in itertools.islice(itertools.permutations(mine), MAX_ORDERS):
         c = restart(reg, rules, active=active, returning=[*order, *others], clean_shutdown=clean_shutdown,
-                    cold=cold, running=running)
+                    cold=cold, running=running, fence_order=fence_order)
         seen.setdefault(c.leader, c)
     return replace(base, alternatives=tuple(sorted(set(seen) - {base.leader})), by_leader=tuple(sorted(seen.items())))

@@ -9,7 +9,7 @@ from ..epoch.versions import LATEST, KafkaVersion
 from ..errors import InputError, UsageError
 from ..findings import Finding
 from ..kraft.cluster_state import ClusterState
-from ..kraft.controller_choice import RestartEvidence, marker_epochs
+from ..kraft.controller_choice import RestartEvidence, check_restart_order, marker_epochs
 from ..tiered.evidence import TieredEvidence, read_tiered_evidence, tier_replicas
 from .engine import PartitionReplay
 from .group import replay_group
@@ -67,14 +67,15 @@ def _metadata_inputs(loaded: LoadedBrokers, metadata: list[Any] | None) -> list[
 
 
 def restart_evidence(loaded: LoadedBrokers, cluster: ClusterState, kafka_version: KafkaVersion,
-                     alive: tuple[int, ...] | None, running: tuple[int, ...] = ()) -> RestartEvidence:
+                     alive: tuple[int, ...] | None, running: tuple[int, ...] = (),
+                     order: tuple[int, ...] | None = None) -> RestartEvidence:
     """What the controller's choice at the restart reads: the cluster state of the metadata log (the timeline's),
     the brokers given, those that come back (``alive``, else every broker given) and their clean-shutdown
     markers."""
     ids = tuple(b for b in loaded.broker_ids if b is not None)
     return RestartEvidence(cluster, ids, alive,
                            {b: marker_epochs(dirs) for b, dirs in zip(loaded.broker_ids, loaded.log_dirs)
-                            if b is not None}, kafka_version.release, running)
+                            if b is not None}, kafka_version.release, running, order)
 
 
 def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
@@ -82,10 +83,11 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None,
                alive: tuple[int, ...] | None = None, running: tuple[int, ...] = (),
-               min_insync_replicas: int | None = None) -> ReplayReport:
+               min_insync_replicas: int | None = None, order: tuple[int, ...] | None = None) -> ReplayReport:
     """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
     controller elects (default: every broker given); the others rejoin later as followers.  ``running``: brokers
-    that never stopped (active throughout the restart).  ``min_insync_replicas``: given, it overrides the metadata
+    that never stopped (active throughout the restart).  ``order``: the order the brokers restart in (the ones it
+    does not name after it, in id order).  ``min_insync_replicas``: given, it overrides the metadata
     log's config for the acknowledgement classes."""
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
@@ -96,6 +98,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
     if leader is not None and leader not in loaded.broker_ids:
         raise UsageError(f"--leader {leader} is not one of the brokers given "
                          f"({', '.join(map(str, loaded.broker_ids))})")
+    check_restart_order(order, (b for b in loaded.broker_ids if b is not None), alive, running)
     inputs = _metadata_inputs(loaded, metadata)
     tl = None
     restart = None
@@ -103,7 +106,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
         from ..kraft.timeline import build_timeline
 
         tl = build_timeline(inputs)
-        restart = restart_evidence(loaded, tl.cluster, kafka_version, alive, running)
+        restart = restart_evidence(loaded, tl.cluster, kafka_version, alive, running, order)
     tiered = _tiered_evidence(loaded, inputs, restart)
     scans = {s.path: s for rep in loaded.reports for s in rep.partitions} if tiered is not None else {}
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)

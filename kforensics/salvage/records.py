@@ -246,8 +246,9 @@ def leader_unsettled(p: Any) -> Finding | None:
     named = ", ".join("nobody" if b < 0 else f"broker {b}" for b in others)
     return finding("SALVAGE_LEADER_UNSETTLED", f"{p.topic}-{p.partition}: salvaged for leader {p.leader} (the "
                    f"brokers back first: {', '.join(map(str, e.returning)) or 'none'}); another return order "
-                   f"elects {named}: restart the controller, let it fence the brokers it holds, then start the "
-                   "brokers in the order salvage was told (--alive) and only then the others",
+                   f"elects {named}: choose the order you will start the brokers in and salvage with it "
+                   "(--restart-order), then restart the controller, let it fence the brokers it holds, and start "
+                   "the brokers in that order, each once the one before is unfenced",
                    topic=p.topic, partition=p.partition, leader=p.leader, alternatives=others)
 
 

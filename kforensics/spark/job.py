@@ -84,6 +84,7 @@ class JobOptions:
     tables: tuple[str, ...] = TABLES
     alive: tuple[int, ...] | None = None  # brokers that come back before the controller elects (None: every one)
     running: tuple[int, ...] = ()  # brokers that never stopped: active throughout the restart
+    restart_order: tuple[int, ...] | None = None  # the order the brokers restart in (None: every order tried)
     min_insync_replicas: int | None = None  # given: the acknowledgement classes' setting for every topic
 
     def __post_init__(self) -> None:
@@ -108,7 +109,8 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     planned = plan(located, st.path, st.filesystem)
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
-    restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running)
+    restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running,
+                               options.restart_order)
     # tiered storage: per snapshot in its info (before the scan stage broadcasts it), per cluster for the replay
     return _Driver(planned, timelines, found, restart, read_tiered(planned, timelines, restart))
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..epoch.versions import KafkaVersion
-from ..kraft.controller_choice import RestartEvidence
+from ..kraft.controller_choice import RestartEvidence, check_restart_order
 from ..kraft.timeline import Timeline
 from .plan import Plan
 
 
 def restart_evidence(plan_: Plan, timelines: Mapping[str | None, Timeline], kafka_version: KafkaVersion,
-                     alive: tuple[int, ...] | None, running: tuple[int, ...] = ()) -> dict[str | None, RestartEvidence]:
+                     alive: tuple[int, ...] | None, running: tuple[int, ...] = (),
+                     order: tuple[int, ...] | None = None) -> dict[str | None, RestartEvidence]:
     """One :class:`RestartEvidence` per cluster whose timeline was built: its cluster state is the timeline's."""
     brokers: dict[str | None, dict[int, frozenset[int]]] = {}
     for sid, ctx in plan_.contexts.items():
@@ -29,6 +30,7 @@ def restart_evidence(plan_: Plan, timelines: Mapping[str | None, Timeline], kafk
     out = {}
     for cluster, tl in timelines.items():
         ids = brokers.get(cluster, {})
+        check_restart_order(order, ids, alive, running)
         out[cluster] = RestartEvidence(tl.cluster, tuple(sorted(ids)), alive, dict(ids), kafka_version.release,
-                                       running)
+                                       running, order)
     return out

@@ -67,10 +67,12 @@ def _recompare(args) -> int:
             p = r["predictions"]
             meta = None if p.get("zookeeper_mode") else d / "evidence" / "controller-100" / "__cluster_metadata-0"
             ev, flag = d / "evidence", p.get("kafka_version_flag", "latest")
-            p["spark"] = run_spark(kforensics_argv(), ev, d / "predictions", flag, meta, 900)
+            order = None if meta is None else r["outcome"].get("order")
+            p["spark"] = run_spark(kforensics_argv(), ev, d / "predictions", flag, meta, 900, order)
         elif not args.reuse:
             flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
-            r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag)
+            order = r["outcome"].get("order")  # the order the restart used (seeded): the prediction is told it
+            r["predictions"] = predict(d / "evidence", d / "predictions", kafka_version=flag, restart_order=order)
         r["comparison"] = compare(d, r)
         r["status"] = "compared"
         write_run(d, r)

@@ -101,3 +101,22 @@ def recheck(fixture: Path, work: Path) -> list[dict]:
         "outcome": outcome,
     }
     return compare(work, result)["checks"]
+
+
+def rerecord(fixture: Path, work: Path) -> dict[str, int]:
+    """Record again whether kforensics (as installed now) agrees with each of the set's checks: Kafka's values stay
+    as observed; a check that changed sides is counted.  For a fix that turns known disagreements into agreements
+    (the fixture test's XPASS), or a change that costs one (its failure, to be explained)."""
+    path = fixture / "expected.json"
+    old = json.loads(path.read_text())["checks"]
+    now = {(c["check"], c["topic"], c["partition"], c["broker"]): c for c in recheck(fixture, work)}
+    moved = {"now_agree": 0, "now_disagree": 0}
+    for c in old:
+        got = now.get((c["check"], c["topic"], c["partition"], c["broker"]))
+        if got is None or got["observed"] != c["observed"]:
+            continue  # no longer predicted, or the lab reads Kafka's outcome differently: left as recorded
+        if got["agree"] != c["agree"]:
+            moved["now_agree" if got["agree"] else "now_disagree"] += 1
+        c["agree"], c["predicted_then"] = got["agree"], got["predicted"]
+    path.write_text(json.dumps({"checks": old}, indent=1, default=str))
+    return moved

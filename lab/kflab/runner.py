@@ -117,6 +117,13 @@ def _safe_states(w: Workload) -> dict:
     return out
 
 
+def restart_order(seed: int) -> list[int]:
+    """The seeded order in which the restart starts the brokers."""
+    order = list(cl.BROKERS)
+    random.Random(f"restart/{seed}").shuffle(order)
+    return order
+
+
 def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
     """The whole pipeline for one incident; every stage's failure is recorded, not raised."""
     from .compare import compare
@@ -129,9 +136,10 @@ def run_one(out_root: Path, version: str, scenario: str, seed: int) -> dict:
     result = {"scenario": scenario, "version": version, "seed": seed, "run_dir": str(run_dir)}
     try:
         result["story"] = stage(run_dir, version, scenario, seed)
-        result["predictions"] = predict(run_dir / "evidence", run_dir / "predictions", kafka_version=version)
-        order = list(cl.BROKERS)
-        random.Random(f"restart/{seed}").shuffle(order)
+        order = restart_order(seed)  # the plan, known before the prediction: kforensics is told it
+        result["predictions"] = predict(
+            run_dir / "evidence", run_dir / "predictions", kafka_version=version, restart_order=order
+        )
         result["outcome"] = observe(run_dir, version, LAB_TOPICS, order=order)
         result["comparison"] = compare(run_dir, result)
         result["status"] = "compared"
