@@ -19,8 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..dump import native_lines
 from ..dump.batch_groups import BatchGroup
@@ -30,8 +28,28 @@ from ..log import kernels
 from ..log.batch_table import COL
 from .record_values import json_payload, value_text
 
+
+class _Lazy:
+    """A module imported when one of its names is first used."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        import importlib
+
+        module = importlib.import_module(self._name)
+        self.__dict__.update(vars(module))  # its names as attributes from now on
+        return getattr(module, attr)
+
+
 if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from ..dump.segment import BatchGroupEvent
+else:  # pyarrow is imported when a run is first formatted by it (the native lines need none of it: 0.3 s)
+    pa, pc = _Lazy("pyarrow"), _Lazy("pyarrow.compute")
 
 #: what a renderer gives: one string of lines, or (``raw``, with the native library) the lines as UTF-8 byte strings
 Output = str | list[bytes | memoryview]
@@ -63,9 +81,14 @@ def _lit(text: str) -> pa.Scalar:
     return _strings([text])[0]
 
 
-_FALSE_TRUE = _strings(["false", "true"])
-_TS_TYPES = _strings(["CreateTime", "LogAppendTime"])
-_CODECS = _strings([CODECS[i] for i in range(len(CODECS))])
+@functools.cache
+def _labels(kind: str) -> pa.Array:
+    """The words a column of small ids stands for."""
+    words = {"bool": ["false", "true"], "ts_type": ["CreateTime", "LogAppendTime"],
+             "codec": [CODECS[i] for i in range(len(CODECS))]}[kind]
+    return _strings(words)
+
+
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 
 
@@ -190,8 +213,24 @@ class _Run:
                 np.maximum(r[:, c["value_len"]], -1), r[:, c["headers_count"]], int(self.log_append[0]),
                 int(row[COL["position"]])]
 
+    def native_batch_columns(self, non_consecutive: np.ndarray | int = 0, previous: np.ndarray | int = 0
+                             ) -> list[np.ndarray | int]:
+        """The batches' :data:`~kforensics.dump.native_lines.BATCH_FIELDS`, the values :meth:`batch_fields`
+        shows."""
+        b = self.b
+        attrs = b[:, COL["attributes"]]
+        base, last, bseq = b[:, COL["base_offset"]], b[:, COL["last_offset"]], b[:, COL["base_sequence"]]
+        with np.errstate(over="ignore"):
+            last_seq = np.where(bseq >= 0, (bseq + (last - base)) % 2147483648, -1)
+        return [b[:, COL["position"]], b[:, COL["size_in_bytes"]], base, last, b[:, COL["records_count"]],
+                b[:, COL["crc"]], (b[:, COL["crc"]] == b[:, COL["crc_computed"]]).astype(np.int64),
+                attrs & COMPRESSION_MASK, self.log_append, b[:, COL["base_timestamp"]], b[:, COL["max_timestamp"]],
+                (attrs & DELETE_HORIZON_BIT != 0).astype(np.int64), b[:, COL["partition_leader_epoch"]],
+                (attrs & TRANSACTIONAL_BIT != 0).astype(np.int64), b[:, COL["producer_id"]],
+                b[:, COL["producer_epoch"]], bseq, last_seq, non_consecutive, previous]
+
     def ts_type(self, per_record: bool) -> pa.Array | str:
-        return _pick(_TS_TYPES, self.log_append[self.owner] if per_record else self.log_append)
+        return _pick(_labels("ts_type"), self.log_append[self.owner] if per_record else self.log_append)
 
     def batch_fields(self) -> dict[str, Any]:
         """The batch columns both lines show, as text."""
@@ -205,11 +244,11 @@ class _Run:
             "base": _dec(base), "last": _dec(last), "next": _dec(last + 1), "count": _dec(b[:, COL["records_count"]]),
             "bseq": _dec(bseq), "lseq": _dec(last_seq), "pid": _dec(b[:, COL["producer_id"]]),
             "pepoch": _dec(b[:, COL["producer_epoch"]]), "epoch": _dec(b[:, COL["partition_leader_epoch"]]),
-            "txn": _pick(_FALSE_TRUE, (attrs & TRANSACTIONAL_BIT != 0).astype(np.int64)),
+            "txn": _pick(_labels("bool"), (attrs & TRANSACTIONAL_BIT != 0).astype(np.int64)),
             "pos": _dec(b[:, COL["position"]]), "max_ts": _dec(b[:, COL["max_timestamp"]]),
             "base_ts": _dec(b[:, COL["base_timestamp"]]), "size": _dec(b[:, COL["size_in_bytes"]]),
-            "codec": _pick(_CODECS, attrs & COMPRESSION_MASK), "crc": _dec(b[:, COL["crc"]]),
-            "valid": _pick(_FALSE_TRUE, (b[:, COL["crc"]] == b[:, COL["crc_computed"]]).astype(np.int64)),
+            "codec": _pick(_labels("codec"), attrs & COMPRESSION_MASK), "crc": _dec(b[:, COL["crc"]]),
+            "valid": _pick(_labels("bool"), (b[:, COL["crc"]] == b[:, COL["crc_computed"]]).astype(np.int64)),
             "dh": dh, "ts_type": self.ts_type(False),
         }
 
@@ -250,17 +289,29 @@ def _native(raw: bool) -> native_lines.Library | None:
 
 
 def _native_lines(lib: native_lines.Library, run: _Run, payload: bytes | bytearray, mode: int, head: str,
-                  slow_line: Callable[[int], str], batch_lines: pa.Array | None = None) -> list[bytes | memoryview]:
+                  slow_line: Callable[[int], str], batch_lines: tuple[np.ndarray, np.ndarray] | None = None
+                  ) -> list[bytes | memoryview]:
     """A run's (or chunk's) lines by the native function, the records it leaves written by ``slow_line(i)`` (with
-    its newline); ``batch_lines``: each batch's line, written before its records."""
-    bl = None
-    if batch_lines is not None:
-        offs = np.frombuffer(batch_lines.buffers()[1], dtype=np.int32)
-        bl = (memoryview(batch_lines.buffers()[2]),
-              offs[batch_lines.offset : batch_lines.offset + len(batch_lines) + 1].astype(np.int64))
+    its newline); ``batch_lines``: each batch's line (bytes and offsets), written before its records."""
     lines = native_lines.record_lines(lib, run.native_columns(), len(run.r), payload, mode, head.encode("utf-8"),
-                                      bl, run.first if batch_lines is not None else None)
+                                      batch_lines, run.first if batch_lines is not None else None)
     return lines.pieces(slow_line)
+
+
+def _native_run(lib: native_lines.Library, ev: BatchGroupEvent, print_data: bool, skip_metadata: bool,
+                file_json: str | None) -> list[bytes | memoryview]:
+    """A run's batch and record lines by the native functions; JSON when ``file_json`` (the file's name as JSON
+    text) is given."""
+    run, payload = _Run(ev.group), ev.group.payload
+    mode = _mode(file_json is not None, print_data, skip_metadata)
+    if file_json is None:
+        cols = run.native_batch_columns()
+        slow = functools.partial(_row_text, run, payload, print_data, skip_metadata)
+    else:
+        cols = run.native_batch_columns(ev.non_consecutive.astype(np.int64), ev.previous_last)
+        slow = functools.partial(_row_json, run, payload, print_data, file_json)
+    blines = native_lines.batch_lines(lib, cols, len(run.b), mode, (file_json or "").encode("utf-8"))
+    return _native_lines(lib, run, payload, mode, "" if file_json is None else _json_head(file_json), slow, blines)
 
 
 def _mode(json: bool, print_data: bool, skip_metadata: bool) -> int:
@@ -334,6 +385,9 @@ def _sha(data: bytes | bytearray | None) -> str:
 def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool, raw: bool = False) -> Output:
     """A run's batch lines and ``| offset: ...`` lines, as kafka-dump-log writes them (:func:`batch_line`,
     :func:`record_line`)."""
+    lib = _native(raw)
+    if lib is not None:
+        return _native_run(lib, ev, print_data, skip_metadata, None)
     run = _Run(ev.group)
     f = run.batch_fields()
     dh = pc.if_else(_bools(f["dh"]), _join("OptionalLong[", f["base_ts"], "]"), _lit("OptionalLong.empty"))
@@ -343,11 +397,6 @@ def group_text(ev: BatchGroupEvent, print_data: bool, skip_metadata: bool, raw: 
         " partitionLeaderEpoch: ", f["epoch"], " isTransactional: ", f["txn"], " isControl: false deleteHorizonMs: ",
         dh, " position: ", f["pos"], " ", f["ts_type"], ": ", f["max_ts"], " size: ", f["size"],
         " magic: 2 compresscodec: ", f["codec"], " crc: ", f["crc"], " isvalid: ", f["valid"], "\n")
-    lib = _native(raw)
-    if lib is not None:
-        payload = ev.group.payload
-        return _native_lines(lib, run, payload, _mode(False, print_data, skip_metadata), "",
-                             functools.partial(_row_text, run, payload, print_data, skip_metadata), batch_lines)
     return run.lines(batch_lines, _record_text(run, ev.group.payload, print_data, skip_metadata))
 
 
@@ -390,6 +439,9 @@ def _digests(payload: bytes | bytearray, pos: np.ndarray, lens: np.ndarray) -> p
 
 def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str, raw: bool = False) -> Output:
     """A run's batch and record objects, as the per-record path writes them (one per line)."""
+    lib = _native(raw)
+    if lib is not None:
+        return _native_run(lib, ev, print_data, False, file_json)
     run = _Run(ev.group)
     f = run.batch_fields()
     dh = pc.if_else(_bools(f["dh"]), f["base_ts"], _lit("null"))
@@ -403,12 +455,7 @@ def group_json(ev: BatchGroupEvent, print_data: bool, file_json: str, raw: bool 
         f["epoch"], ', "is_transactional": ', f["txn"], ', "is_control": false, "producer_id": ', f["pid"],
         ', "producer_epoch": ', f["pepoch"], ', "base_sequence": ', f["bseq"], ', "last_sequence": ', f["lseq"],
         ', "record_count": ', f["count"], ', "recovered": false, "non_consecutive": ',
-        _pick(_FALSE_TRUE, ev.non_consecutive.astype(np.int64)), ', "previous_last_offset": ', prev, "}\n")
-    lib = _native(raw)
-    if lib is not None:
-        payload = ev.group.payload
-        return _native_lines(lib, run, payload, _mode(True, print_data, False), _json_head(file_json),
-                             functools.partial(_row_json, run, payload, print_data, file_json), batch_lines)
+        _pick(_labels("bool"), ev.non_consecutive.astype(np.int64)), ', "previous_last_offset": ', prev, "}\n")
     return run.lines(batch_lines, _record_json(run, ev.group.payload, print_data, file_json))
 
 

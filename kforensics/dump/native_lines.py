@@ -31,9 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-#: the columns of one record's row, in order
+#: the columns of a record's line, in order
 FIELDS = ("offset", "timestamp", "sequence", "size", "key_pos", "key_len", "value_pos", "value_len", "headers",
           "log_append", "batch_position")
+#: the columns of a batch's line, in order (booleans as 0 or 1; codec: the attributes' compression id; previous:
+#: the last offset of the entry before, shown where non_consecutive is 1)
+BATCH_FIELDS = ("position", "size", "base_offset", "last_offset", "count", "crc", "valid", "codec", "log_append",
+                "base_timestamp", "max_timestamp", "delete_horizon", "leader_epoch", "transactional", "producer_id",
+                "producer_epoch", "base_sequence", "last_sequence", "non_consecutive", "previous_last")
 #: mode bits
 JSON, PRINT_DATA, SKIP_METADATA = 1, 2, 4
 #: bytes a record's line takes at most besides its key and value (and the JSON head): every number at its
@@ -154,6 +159,85 @@ static u8 *json_line(u8 *o, const i64 *r, const u8 *pay, i64 mode, const u8 *hea
     return o;
 }
 
+enum { B_POS, B_SIZE, B_BASE, B_LAST, B_COUNT, B_CRC, B_VALID, B_CODEC, B_LOGAPPEND, B_BASETS, B_MAXTS, B_DH,
+       B_EPOCH, B_TXN, B_PID, B_PEPOCH, B_BSEQ, B_LSEQ, B_NC, B_PREV, NBCOL };
+static const char *const CODEC[] = {"none", "gzip", "snappy", "lz4", "zstd"};
+
+static u8 *word(u8 *o, const char *s) { size_t n = strlen(s); memcpy(o, s, n); return o + n; }
+
+static u8 *text_batch(u8 *o, const i64 *v) {
+    o = LIT(o, "baseOffset: "); o = dec(o, v[B_BASE]);
+    o = LIT(o, " lastOffset: "); o = dec(o, v[B_LAST]);
+    o = LIT(o, " count: "); o = dec(o, v[B_COUNT]);
+    o = LIT(o, " baseSequence: "); o = dec(o, v[B_BSEQ]);
+    o = LIT(o, " lastSequence: "); o = dec(o, v[B_LSEQ]);
+    o = LIT(o, " producerId: "); o = dec(o, v[B_PID]);
+    o = LIT(o, " producerEpoch: "); o = dec(o, v[B_PEPOCH]);
+    o = LIT(o, " partitionLeaderEpoch: "); o = dec(o, v[B_EPOCH]);
+    o = LIT(o, " isTransactional: "); o = word(o, v[B_TXN] ? "true" : "false");
+    o = LIT(o, " isControl: false deleteHorizonMs: ");
+    if (v[B_DH]) { o = LIT(o, "OptionalLong["); o = dec(o, v[B_BASETS]); *o++ = ']'; }
+    else o = LIT(o, "OptionalLong.empty");
+    o = LIT(o, " position: "); o = dec(o, v[B_POS]);
+    o = word(o, v[B_LOGAPPEND] ? " LogAppendTime: " : " CreateTime: "); o = dec(o, v[B_MAXTS]);
+    o = LIT(o, " size: "); o = dec(o, v[B_SIZE]);
+    o = LIT(o, " magic: 2 compresscodec: "); o = word(o, CODEC[v[B_CODEC]]);
+    o = LIT(o, " crc: "); o = dec(o, v[B_CRC]);
+    o = LIT(o, " isvalid: "); o = word(o, v[B_VALID] ? "true" : "false");
+    *o++ = '\n';
+    return o;
+}
+
+static u8 *json_batch(u8 *o, const i64 *v, const u8 *file, i64 file_len) {
+    o = LIT(o, "{\"kind\": \"batch\", \"file\": ");
+    memcpy(o, file, (size_t)file_len); o += file_len;
+    o = LIT(o, ", \"position\": "); o = dec(o, v[B_POS]);
+    o = LIT(o, ", \"size_in_bytes\": "); o = dec(o, v[B_SIZE]);
+    o = LIT(o, ", \"magic\": 2, \"base_offset\": "); o = dec(o, v[B_BASE]);
+    o = LIT(o, ", \"last_offset\": "); o = dec(o, v[B_LAST]);
+    o = LIT(o, ", \"next_offset\": "); o = dec(o, v[B_LAST] + 1);
+    o = LIT(o, ", \"count\": "); o = dec(o, v[B_COUNT]);
+    o = LIT(o, ", \"crc\": "); o = dec(o, v[B_CRC]);
+    o = LIT(o, ", \"is_valid\": "); o = word(o, v[B_VALID] ? "true" : "false");
+    o = LIT(o, ", \"compression\": \""); o = word(o, CODEC[v[B_CODEC]]);
+    o = word(o, v[B_LOGAPPEND] ? "\", \"timestamp_type\": \"LogAppendTime" : "\", \"timestamp_type\": \"CreateTime");
+    o = LIT(o, "\", \"base_timestamp\": "); o = dec(o, v[B_BASETS]);
+    o = LIT(o, ", \"max_timestamp\": "); o = dec(o, v[B_MAXTS]);
+    o = LIT(o, ", \"delete_horizon_ms\": ");
+    if (v[B_DH]) o = dec(o, v[B_BASETS]); else o = LIT(o, "null");
+    o = LIT(o, ", \"partition_leader_epoch\": "); o = dec(o, v[B_EPOCH]);
+    o = LIT(o, ", \"is_transactional\": "); o = word(o, v[B_TXN] ? "true" : "false");
+    o = LIT(o, ", \"is_control\": false, \"producer_id\": "); o = dec(o, v[B_PID]);
+    o = LIT(o, ", \"producer_epoch\": "); o = dec(o, v[B_PEPOCH]);
+    o = LIT(o, ", \"base_sequence\": "); o = dec(o, v[B_BSEQ]);
+    o = LIT(o, ", \"last_sequence\": "); o = dec(o, v[B_LSEQ]);
+    o = LIT(o, ", \"record_count\": "); o = dec(o, v[B_COUNT]);
+    o = LIT(o, ", \"recovered\": false, \"non_consecutive\": "); o = word(o, v[B_NC] ? "true" : "false");
+    o = LIT(o, ", \"previous_last_offset\": ");
+    if (v[B_NC]) o = dec(o, v[B_PREV]); else o = LIT(o, "null");
+    *o++ = '}';
+    *o++ = '\n';
+    return o;
+}
+
+/* The lines of nb batches (NBCOL columns, as kf_record_lines takes its columns) into out, offs[j] where line j
+   starts (and offs[nb] the end).  Returns the bytes written; -1 when cap would be passed, -2 for a codec that is
+   not one of the five. */
+i64 kf_batch_lines(const i64 *const *cols, const i64 *strides, i64 nb, i64 mode, const u8 *file, i64 file_len,
+                   u8 *out, i64 cap, i64 *offs) {
+    u8 *o = out;
+    i64 v[NBCOL];
+    for (i64 j = 0; j < nb; j++) {
+        for (int k = 0; k < NBCOL; k++) v[k] = cols[k][j * strides[k]];
+        if (v[B_CODEC] < 0 || v[B_CODEC] > 4) return -2;
+        if (out + cap - o < 1024 + file_len) return -1;
+        offs[j] = o - out;
+        o = (mode & M_JSON) ? json_batch(o, v, file, file_len) : text_batch(o, v);
+    }
+    offs[nb] = o - out;
+    return o - out;
+}
+
 /* The lines of n records (NCOL columns of int64, each with its stride in elements: 0 for one value for all)
    and, before each batch's first record, its line (blines, boffs: the batch lines' bytes and nb+1 offsets;
    first: each batch's first record).  A record with headers, or with a key or value not of printable ASCII
@@ -193,7 +277,7 @@ i64 kf_record_lines(const i64 *const *cols, const i64 *strides, i64 n, const u8 
 """
 
 #: bumped when the function's signature changes (with the source's digest it names the library)
-ABI = 2
+ABI = 3
 
 _LOCK = threading.Lock()
 _LOADED: list[Library | None] = []  # [] until tried; then the library or None (not available in this process)
@@ -204,6 +288,7 @@ class Library:
     """The loaded function and the SHA-256 functions it calls."""
 
     fn: ctypes._CFuncPtr  # type: ignore[name-defined]  # ctypes' function type, private in typeshed
+    batch: ctypes._CFuncPtr  # type: ignore[name-defined]
     sha: ctypes.Array[ctypes.c_void_p]
     path: str
 
@@ -277,7 +362,11 @@ def _load() -> Library | None:
                     ctypes.c_char_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                     ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                     ctypes.c_void_p])
-    return Library(fn, sha, path)
+    batch = lib.kf_batch_lines
+    batch.restype = ctypes.c_int64
+    batch.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_char_p,
+                      ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]
+    return Library(fn, batch, sha, path)
 
 
 def _open(path: str) -> ctypes.CDLL | None:
@@ -367,7 +456,7 @@ def _buffer(cap: int) -> np.ndarray:
 
 
 def record_lines(lib: Library, columns: list[np.ndarray | int], n: int, payload: bytes | bytearray, mode: int,
-                 head: bytes = b"", batch_lines: tuple[bytes | memoryview, np.ndarray] | None = None,
+                 head: bytes = b"", batch_lines: tuple[bytes | memoryview | np.ndarray, np.ndarray] | None = None,
                  first: np.ndarray | None = None) -> Lines:
     """The lines of ``n`` records, given as the columns :data:`FIELDS` (int64 vectors of ``n``, any stride, or
     one int for every record), keys and values in ``payload``; ``head``: a JSON line's start up to its batch
@@ -376,9 +465,7 @@ def record_lines(lib: Library, columns: list[np.ndarray | int], n: int, payload:
 
     The lines are written into one buffer kept for the next call (a fresh one a chunk costs a page fault every
     4 KiB): write them out, or copy them, before calling again."""
-    cols = [_column(c, n) for c in columns]
-    pointers = (ctypes.c_void_p * len(cols))(*[c.ctypes.data for c in cols])
-    strides = np.array([c.strides[0] // 8 if len(c) == n and n > 1 else 0 for c in cols], dtype=np.int64)
+    cols, pointers, strides = _columns(columns, n)
     pay = np.frombuffer(payload, dtype=np.uint8) if len(payload) else np.zeros(1, dtype=np.uint8)
     lens = sum(int(np.maximum(cols[k], 0).sum()) * (n if len(cols[k]) == 1 else 1) for k in (5, 7)) if n else 0
     if batch_lines is not None and first is not None:
@@ -399,6 +486,30 @@ def record_lines(lib: Library, columns: list[np.ndarray | int], n: int, payload:
     if size < 0:  # never for rows the decoder gave and the bound above; said, not guessed
         raise ValueError(f"native record lines failed ({size})")
     return Lines(out, int(size), at[:n], slow[:n])
+
+
+def batch_lines(lib: Library, columns: list[np.ndarray | int], nb: int, mode: int, file_json: bytes = b""
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The lines of ``nb`` batches, given as the columns :data:`BATCH_FIELDS` (as :func:`record_lines` takes
+    them); ``file_json``: the file's name as JSON text.  Returns their bytes and ``nb + 1`` offsets."""
+    cols, pointers, strides = _columns(columns, nb)
+    cap = nb * (1024 + len(file_json)) + 1
+    out = np.empty(cap, dtype=np.uint8)
+    offs = np.empty(nb + 1, dtype=np.int64)
+    size = lib.batch(pointers, strides.ctypes.data, nb, mode, file_json, len(file_json), out.ctypes.data, cap,
+                     offs.ctypes.data)
+    if size < 0:  # never for the batches a run takes; said, not guessed
+        raise ValueError(f"native batch lines failed ({size})")
+    return out[:size], offs
+
+
+def _columns(columns: list[np.ndarray | int], n: int
+             ) -> tuple[list[np.ndarray], ctypes.Array[ctypes.c_void_p], np.ndarray]:
+    """The columns as int64 vectors, their addresses and their strides in elements (0: one value for all)."""
+    cols = [_column(c, n) for c in columns]
+    pointers = (ctypes.c_void_p * len(cols))(*[c.ctypes.data for c in cols])
+    strides = np.array([c.strides[0] // 8 if len(c) == n and n > 1 else 0 for c in cols], dtype=np.int64)
+    return cols, pointers, strides
 
 
 def _column(c: np.ndarray | int, n: int) -> np.ndarray:
