@@ -25,6 +25,7 @@ import cramjam
 import lz4.frame
 import xxhash
 import zstandard
+from lz4.frame import _frame as _lz4f
 
 from ..findings import DecodeError
 
@@ -36,6 +37,12 @@ XERIAL_BLOCK = 32 * 1024
 LZ4_MAGIC = b"\x04\x22\x4d\x18"
 _PIECE = 1 << 16
 _OUT_PIECE = 1 << 20
+#: zstd's largest expansion: a raw-RLE block of 4 bytes (3-byte header, 1 byte) stands for a whole block of up to
+#: 128 KiB (RFC 8878, 3.1.1.2), so ``n`` input bytes give at most ``n * _ZSTD_RATIO + _ZSTD_BLOCK`` output bytes
+_ZSTD_RATIO = 1 << 15
+_ZSTD_BLOCK = 1 << 17
+#: the smallest output buffer a one-call LZ4 decompression gets (larger inputs get a few times their size)
+_LZ4_GUESS = 1 << 16
 
 
 def _bomb(limit: int) -> DecodeError:
@@ -43,9 +50,12 @@ def _bomb(limit: int) -> DecodeError:
 
 
 def decompress(
-    codec_id: int, data: bytes | bytearray | memoryview, *, magic: int, max_output: int
+    codec_id: int, data: bytes | bytearray | memoryview, *, magic: int, max_output: int,
+    zstd: zstandard.ZstdDecompressor | None = None,
 ) -> bytes | bytearray:
-    """Decompress one batch payload (v2 records section or legacy wrapper value); bytes-like, held once."""
+    """Decompress one batch payload (v2 records section or legacy wrapper value); bytes-like, held once.
+
+    ``zstd``: a zstd context to reuse (:class:`Decompressor`'s); a new one otherwise."""
     data = bytes(data)
     if codec_id == 0:
         return data
@@ -60,7 +70,7 @@ def decompress(
             return _unsnappy(data, max_output)
         if codec_id == 3:
             return _unlz4(data, magic, max_output)
-        return _unzstd(data, max_output)
+        return _unzstd(data, max_output, zstd)
     except DecodeError:
         raise
     except Exception as e:  # library errors on damaged input
@@ -183,8 +193,8 @@ def _unlz4(data: bytes, magic: int, limit: int) -> bytearray:
     return out
 
 
-def _unzstd(data: bytes, limit: int) -> bytearray:
-    reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True)
+def _unzstd(data: bytes, limit: int, dctx: zstandard.ZstdDecompressor | None = None) -> bytearray:
+    reader = (dctx or zstandard.ZstdDecompressor()).stream_reader(data, read_across_frames=True)
     out = bytearray()
     while True:
         piece = reader.read(min(_PIECE, limit + 1 - len(out)) or 1)
@@ -194,6 +204,67 @@ def _unzstd(data: bytes, limit: int) -> bytearray:
         if len(out) > limit:
             raise _bomb(limit)
     return out
+
+
+class Decompressor:
+    """Decompresses payload after payload with the same library contexts: :func:`decompress`'s results and errors,
+    without building a context per payload (a context costs more than a small batch's decompression).
+
+    A payload whose result one library call settles (one whole LZ4 frame
+    within a first guess of its size; one whole zstd frame too short to pass
+    the cap whatever it holds) is decompressed in that call; anything else
+    (damage, trailing frames, a ratio past the guess, other codecs) goes
+    through :func:`decompress`, so the answer is always its answer.  Not
+    thread-safe: one per thread.
+    """
+
+    def __init__(self) -> None:
+        self._zstd = zstandard.ZstdDecompressor()
+        self._lz4 = _lz4f.create_decompression_context()
+
+    def decompress(self, codec_id: int, data: bytes | bytearray | memoryview, *, magic: int,
+                   max_output: int) -> bytes | bytearray:
+        """One payload, as :func:`decompress` gives it (or raises)."""
+        got = self.one_call(codec_id, data, max_output) if magic >= 2 else None
+        if got is not None:
+            return got
+        return decompress(codec_id, data, magic=magic, max_output=max_output, zstd=self._zstd)
+
+    def one_call(self, codec_id: int, data: bytes | bytearray | memoryview, limit: int) -> bytes | None:
+        """A v2 payload decompressed in one library call, or None when one call does not settle it (then
+        :meth:`decompress` does)."""
+        if codec_id == 3:
+            return self._one_lz4(data, limit)
+        if codec_id == 4:
+            return self._one_zstd(data, limit)
+        return None
+
+    def _one_zstd(self, data: bytes | bytearray | memoryview, limit: int) -> bytes | None:
+        # bounded by construction: an input this short cannot expand past the cap
+        if len(data) * _ZSTD_RATIO + _ZSTD_BLOCK > limit:
+            return None
+        d = self._zstd.decompressobj()
+        try:
+            out = d.decompress(data)
+        except zstandard.ZstdError:
+            return None
+        # one frame and nothing after it: what the streaming reader across frames gives too
+        return out if d.eof and not d.unused_data and len(out) <= limit else None
+
+    def _one_lz4(self, data: bytes | bytearray | memoryview, limit: int) -> bytes | None:
+        if len(data) < 7 or data[:4] != LZ4_MAGIC:
+            return None
+        try:
+            # lz4.frame's C entry point: its Python wrapper costs more than a small frame's decompression
+            out, _read, eof = _lz4f.decompress_chunk(self._lz4, data, min(limit + 1, max(_LZ4_GUESS, 4 * len(data))))
+        except Exception:  # noqa: BLE001 - the library's error on damage; decompress() gives the finding
+            eof = False
+        if not eof:  # damaged, cut, or larger than the guess: the context is mid-frame
+            _lz4f.reset_decompression_context(self._lz4)
+            return None
+        # the frame ended (bytes after it are ignored, as decompress() ignores them); a whole frame leaves the
+        # context ready for the next
+        return out if len(out) <= limit else None
 
 
 def compress(codec_id: int, data: bytes, *, magic: int) -> bytes:

@@ -15,22 +15,23 @@ by one, so a batch of 37 million tiny records streams instead of becoming a
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from construct import ConstructError
 
 from ..findings import DecodeError, Finding, finding
 from ..formats import legacy, record_batch
-from ..formats.compression import CODECS, decompress
+from ..formats.compression import CODECS, Decompressor
 from ..formats.control import decode_control
 from . import kernels
-from .batch_table import COL, BatchTable, new_batch_rows
+from .batch_table import COL, new_batch_rows
 from .kernels.kernel_set import Kernels
 from .log_entry import Batch
-from .read_window import HeldBytes
 from .record_offsets import OffsetOrder, last_offset_delta, wrap_long, wrap_sequence
+from .record_tables import DEFAULT_MAX_DECOMPRESSED, RECORD_TABLE_ROWS, TablePair, iter_record_tables
 from .record_types import (
     TIMESTAMP_TYPES,
     BatchEntry,
@@ -40,18 +41,21 @@ from .record_types import (
     batch_entry,
 )
 
-#: Bound on one batch's decompressed size (decompression-bomb guard).
-DEFAULT_MAX_DECOMPRESSED = 256 << 20
 #: Records (or inner legacy messages) decoded per kernel call.
 RECORD_CHUNK = 1 << 16
 #: Rows turned into Python values at a time.
 _PY_ROWS = 1 << 12
 
-if TYPE_CHECKING:
-    from .segment_reader import SegmentReader
+_LOCAL = threading.local()
 
-#: what the columnar path hands out: a chunk's batch table and one of its record tables
-TablePair = tuple[BatchTable, "RecordTable"]
+
+def _decompressor() -> Decompressor:
+    """This thread's decompressor: its contexts are reused from entry to entry (one per thread: they are not
+    thread-safe)."""
+    d: Decompressor | None = getattr(_LOCAL, "decompressor", None)
+    if d is None:
+        d = _LOCAL.decompressor = Decompressor()
+    return d
 
 
 def _digest(data: bytes | None) -> str | None:
@@ -102,7 +106,8 @@ class EntryRecords:
         if self._payload is None:
             codec = self.batch.attributes & record_batch.COMPRESSION_MASK
             try:
-                self._payload = decompress(codec, data, magic=self.batch.magic, max_output=self.max_decompressed)
+                self._payload = _decompressor().decompress(codec, data, magic=self.batch.magic,
+                                                           max_output=self.max_decompressed)
             except DecodeError as e:
                 self._add(e.finding.at(self.file, offset=start, default=self.batch.position))
                 return None
@@ -377,186 +382,6 @@ def _legacy_record(buf: memoryview | bytes | bytearray, value_pos: int, size: in
     return rec
 
 
-# ---------------------------------------------------------------- columnar fast path
-#: Rows of one record table handed out by :func:`iter_record_tables` (a batch with more records spans several).
-RECORD_TABLE_ROWS = 1 << 16
-
-
-def iter_record_tables(reader: SegmentReader, *, max_decompressed: int = DEFAULT_MAX_DECOMPRESSED,
-                       rows: int = RECORD_TABLE_ROWS) -> Iterator[TablePair]:
-    """Deep-decode a whole segment in columnar form: ``(BatchTable, RecordTable)`` pairs.
-
-    The fast deep path (no per-record Python objects): uncompressed v2
-    batches are decoded many at a time by one compiled call; compressed ones
-    are decompressed one by one and decoded by the same kernel.  Record
-    tables hold at most ``rows`` rows, so a chunk of batches may come as
-    several pairs (with the same batch table) and a batch of millions of
-    records as many: memory is bounded by the window and the decompression
-    cap, never by what a batch claims.  Record offsets outside their batch or
-    not increasing are reported with the decoding errors.  Legacy entries are
-    skipped here (use :class:`EntryRecords`).
-    """
-    K = kernels.get()
-    for table in reader.tables():
-        yield from _RecordTables(K, table, reader, max_decompressed, rows).run()
-
-
-class _RecordTables:
-    """The record tables of one chunk of batches (see :func:`iter_record_tables`)."""
-
-    def __init__(self, K: Kernels, table: BatchTable, reader: SegmentReader, max_decompressed: int, rows: int):
-        self.K, self.table, self.reader, self.max_decompressed, self.rows = K, table, reader, max_decompressed, rows
-        self.label = reader.label
-        self.parts: list[tuple[np.ndarray, np.ndarray, int]] = []  # (rows, batch index per row, file offset)
-        self.n = 0
-        self.errors: list[Finding] = []
-        self.order: dict[int, OffsetOrder] = {}
-        self.emitted = False
-
-    def _error(self, i: int, code: str, message: str, **facts: Any) -> None:
-        self.errors.append(finding(code, message, file=self.label, position=int(self.table["position"][i]),
-                                   **facts))
-
-    def _add(self, data: np.ndarray, bidx: np.ndarray, shift: int) -> Iterator[TablePair]:
-        """Rows for the current table; yields a full one when ``rows`` are reached."""
-        if len(data):
-            self.parts.append((data, bidx, shift))
-            self.n += len(data)
-        if self.n >= self.rows:
-            yield self._emit()
-
-    def _emit(self) -> TablePair:
-        K, t = self.K, self.table
-        rc = K.RCOL
-        if self.parts:
-            data = np.concatenate([d for d, _, _ in self.parts])
-            batch_index = np.concatenate([b for _, b, _ in self.parts])
-            shifts = np.concatenate([np.full(len(d), s, dtype=np.int64) for d, _, s in self.parts])
-            for col in ("position", "key_pos", "value_pos", "headers_pos"):
-                data[:, rc[col]] += shifts
-        else:
-            data = K.new_record_table(0)[:0]
-            batch_index = np.empty(0, dtype=np.int64)
-        attrs = t["attributes"][batch_index]
-        # Java's long arithmetic: offsets and timestamps past the range wrap, as Kafka's accessors give them
-        with np.errstate(over="ignore"):
-            offset = t["base_offset"][batch_index] + data[:, rc["offset_delta"]]
-            log_append = (attrs & record_batch.TIMESTAMP_TYPE_BIT) != 0
-            timestamp = np.where(log_append, t["max_timestamp"][batch_index],
-                                 t["base_timestamp"][batch_index] + data[:, rc["timestamp_delta"]])
-        out = (t, RecordTable(data, batch_index, offset, timestamp, self.errors))
-        self.parts, self.n, self.errors = [], 0, []
-        self.emitted = True
-        return out
-
-    def _check_offsets(self, i: int, deltas: np.ndarray, first: int) -> None:
-        order = self.order.get(i)
-        if order is None:
-            order = self.order[i] = OffsetOrder(last_offset_delta(int(self.table["base_offset"][i]),
-                                                                   int(self.table["last_offset"][i])))
-        for code, k, delta in order.check(deltas, first):
-            self._error(i, code, order.message(code, k, delta, order.last), record_index=k, offset_delta=delta,
-                        last_offset_delta=order.last)
-
-    def _single(self, i: int, buf: np.ndarray, start: int, end: int, count: int, shift: int
-                ) -> Iterator[TablePair]:
-        """One batch's records, decoded a table at a time (a batch may hold more records than a table)."""
-        K = self.K
-        out = K.new_record_table(min(self.rows, (end - start) // record_batch.MIN_RECORD_SIZE + 1))
-        p, done = start, 0
-        while True:
-            n, stop, st = K.decode_records(buf, p, end, count - done if count >= 0 else count, out)
-            self._check_offsets(i, out[:n, K.RCOL["offset_delta"]], done)
-            yield from self._add(out[:n].copy(), np.full(n, i, dtype=np.int64), shift)
-            done += n
-            if st == kernels.RS_FULL:
-                p = stop
-                continue
-            if st != kernels.RS_OK:
-                self._error(i, "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[st], record_index=done)
-            return
-
-    def run(self) -> Iterator[TablePair]:
-        t = self.table
-        held = self.reader.held()
-        magic = t["magic"]
-        codec = t["attributes"] & record_batch.COMPRESSION_MASK
-        pos, size, counts = t["position"], t["size_in_bytes"], t["records_count"]
-        if held is None:  # no batch bytes in the window: nothing to decode here
-            yield self._emit()
-            return
-        in_window = (pos >= held.file_pos) & (pos + size <= held.end)
-        plain = np.nonzero((magic == record_batch.MAGIC) & (codec == 0) & in_window)[0]
-        if len(plain):
-            yield from self._plain(plain, held)
-        for i in np.nonzero((magic == record_batch.MAGIC) & (codec != 0) & in_window)[0].tolist():
-            p0 = int(pos[i]) - held.file_pos
-            raw = held.buf[p0 + record_batch.HEADER_SIZE : p0 + int(size[i])]
-            try:
-                payload = decompress(int(codec[i]), raw.tobytes(), magic=2, max_output=self.max_decompressed)
-            except DecodeError as e:
-                # decoder positions are relative to the records section; an unplaced error goes at the batch
-                self.errors.append(e.finding.at(self.label, offset=int(pos[i]) + record_batch.HEADER_SIZE,
-                                                default=int(pos[i])))
-                continue
-            buf = np.frombuffer(payload, dtype=np.uint8)
-            yield from self._single(i, buf, 0, len(payload), int(counts[i]), 0)
-        if self.parts or self.errors or not self.emitted:
-            yield self._emit()
-
-    def _plain(self, plain: np.ndarray, held: HeldBytes) -> Iterator[TablePair]:
-        """Uncompressed batches: many per compiled call, each batch's rows bounded by its bytes."""
-        K, t = self.K, self.table
-        rc = K.RCOL
-        pos, size, counts = t["position"][plain], t["size_in_bytes"][plain], t["records_count"][plain]
-        starts = pos - held.file_pos + record_batch.HEADER_SIZE
-        ends = pos - held.file_pos + size
-        # rows each batch can fill at most: bounded by its bytes, whatever its header claims
-        fit = np.minimum(np.clip(counts, 0, None), (ends - starts) // record_batch.MIN_RECORD_SIZE + 1)
-        cnt = np.where(counts > fit, fit + 1, counts)  # one more than fits: reported as too few
-        j = 0
-        while j < len(plain):
-            if fit[j] > self.rows:  # more records than a table holds: this batch alone, a table at a time
-                yield from self._single(int(plain[j]), held.buf, int(starts[j]), int(ends[j]), int(counts[j]),
-                                        held.file_pos)
-                j += 1
-                continue
-            cap = max(self.rows - self.n, int(fit[j]), 1)
-            out = K.new_record_table(cap)
-            bout = np.empty(cap, dtype=np.int64)
-            status = np.zeros(len(plain) - j, dtype=np.int64)
-            done, nrows = K.decode_records_many(held.buf, starts[j:], ends[j:], np.minimum(cnt[j:], fit[j:]), out,
-                                                bout, status)
-            status[:done][(cnt[j : j + done] > fit[j : j + done]) & (status[:done] == kernels.RS_OK)] = \
-                kernels.RS_TOO_FEW
-            data, bidx = out[:nrows], plain[j + bout[:nrows]]
-            self._check_many(data[:, rc["offset_delta"]], bidx)
-            for k in np.nonzero(status[:done] != kernels.RS_OK)[0].tolist():
-                self._error(int(plain[j + k]), "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(status[k])])
-            j += done
-            yield from self._add(data, bidx, held.file_pos)
-
-    def _check_many(self, deltas: np.ndarray, bidx: np.ndarray) -> None:
-        """Record offsets of many batches at once: each within its batch and increasing."""
-        if not len(deltas):
-            return
-        t = self.table
-        last = (t["last_offset"] - t["base_offset"])[bidx]  # wraps as a long, as lastOffsetDelta does
-        same = np.concatenate(([False], bidx[1:] == bidx[:-1]))
-        prev = np.concatenate(([0], deltas[:-1]))
-        for code, bad in (("RECORD_OFFSET_OUT_OF_BATCH", (deltas < 0) | (deltas > last)),
-                          ("RECORD_OFFSETS_NOT_INCREASING", same & (deltas <= prev))):
-            hits = np.flatnonzero(bad)
-            if not len(hits):
-                continue
-            first_of_batch = hits[np.concatenate(([True], bidx[hits][1:] != bidx[hits][:-1]))]
-            for k in first_of_batch.tolist():
-                i = int(bidx[k])
-                start = int(np.flatnonzero(bidx == i)[0])
-                self._error(i, code, OffsetOrder.message(code, k - start, int(deltas[k]), int(last[k])),
-                            record_index=k - start, offset_delta=int(deltas[k]), last_offset_delta=int(last[k]))
-
-
 __all__ = ["DEFAULT_MAX_DECOMPRESSED", "RECORD_CHUNK", "RECORD_TABLE_ROWS", "TIMESTAMP_TYPES", "BatchEntry",
-           "EntryRecords", "Record", "RecordHeader", "RecordTable", "batch_entry", "iter_record_tables",
+           "EntryRecords", "Record", "RecordHeader", "RecordTable", "TablePair", "batch_entry", "iter_record_tables",
            "last_offset_delta", "wrap_long", "wrap_sequence"]

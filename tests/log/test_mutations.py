@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import ORACLE, REALDATA, need_shared
 from kforensics.catalogue import CATALOGUE
-from kforensics.formats import legacy, record_batch
+from kforensics.formats import compression, legacy, record_batch
 from kforensics.formats.record_batch import RecordData, build_batch
 from kforensics.findings import DecodeError, finding
-from kforensics.log import records
 from kforensics.log.records import EntryRecords, iter_record_tables
 from kforensics.log.segment_reader import SegmentReader
 from kforensics.scenario.writer import LogDirWriter
@@ -374,10 +373,11 @@ def test_decompression_failure_of_a_legacy_wrapper_is_located_at_the_wrapper(tmp
 
 def test_a_position_the_decoder_gives_is_shifted_by_the_compressed_sections_start(tmp_path, monkeypatch):
     # no decoder places its errors today; one that does gives a position in the bytes it was handed
-    def failing(codec_id, data, *, magic, max_output):
+    def failing(codec_id, data, *, magic, max_output, **_):
         raise DecodeError("DECOMPRESSION_FAILED", "broken at byte 7 of the stream", 7, codec="gzip")
 
-    monkeypatch.setattr(records, "decompress", failing)
+    # both deep paths decompress through formats.compression's Decompressor, which settles gzip with decompress()
+    monkeypatch.setattr(compression, "decompress", failing)
     good = build_batch([RecordData(0, 1, b"k", b"v")])
     wrapper = legacy.encode_wrapper([(1, b"k", b"v", 5)], magic=1, codec=1)
     data = good + build_batch([RecordData(2 + i, 1, b"k", b"v") for i in range(3)], codec=1) + wrapper
