@@ -16,10 +16,13 @@ the iteration order of the controller's own hash tables.
   array that doubles when ``(size + 1) * 0.75 > length`` (from 2), and its
   iterator walks the slots in order, a shared slot's entries last-in first.
 * From 4.0 (``BrokerHeartbeatTracker``, new in 4.0.0): contact times are a
-  ``ConcurrentHashMap`` keyed by ``BrokerIdAndEpoch`` (hash
-  ``Objects.hash(id, epoch)``), and ``maybeRemoveExpired`` fences the first
-  expired entry in that map's bin order (``spread(h) & (n - 1)``, a table of
-  16 bins doubled at three quarters full; a shared bin in insertion order).
+  ``ConcurrentHashMap`` keyed by ``BrokerIdAndEpoch``, and
+  ``maybeRemoveExpired`` fences the first expired entry in that map's bin
+  order (``spread(h) & (n - 1)``, a table of 16 bins doubled at three
+  quarters full; a shared bin in insertion order).  The key's hash is
+  ``Objects.hash(id, epoch)`` = 961 + 31 id + epoch while it is a class
+  (4.0.0, 4.1.0) and a record's, 31 id + epoch (OpenJDK's ``ObjectMethods``),
+  from 4.2.0, where it became ``record BrokerIdAndEpoch(int id, long epoch)``.
 
 The lab checked both against the fence records a restarted 3.9.1 and 4.4.0
 controller wrote (``lab/``, the restart's metadata log).
@@ -61,22 +64,25 @@ def timeline_order(ids: Iterable[int]) -> list[int]:
     return [k for s in sorted(slots) for k in reversed(slots[s])]
 
 
-def _chm_bin(broker: int, epoch: int, table: int) -> int:
-    """The ``ConcurrentHashMap`` bin of ``BrokerIdAndEpoch(broker, epoch)`` in a table of ``table`` bins."""
+def _chm_bin(broker: int, epoch: int, table: int, record: bool) -> int:
+    """The ``ConcurrentHashMap`` bin of ``BrokerIdAndEpoch(broker, epoch)`` in a table of ``table`` bins
+    (``record``: the key is a record, 4.2.0 and later)."""
     e = epoch & _M64
-    h = _int32(31 * (31 + _int32(broker)) + _int32(e ^ (e >> 32))) & _M32  # Objects.hash(int, long)
+    base = 0 if record else 31  # a record's hash starts at 0; Objects.hash's array hash at 1
+    h = _int32(31 * (base + _int32(broker)) + _int32(e ^ (e >> 32))) & _M32
     return ((h ^ (h >> 16)) & 0x7FFFFFFF) & (table - 1)
 
 
-def tracker_order(brokers: list[tuple[int, int]]) -> list[int]:
+def tracker_order(brokers: list[tuple[int, int]], release: tuple[int, int, int] = (4, 2, 0)) -> list[int]:
     """The iteration order of ``BrokerHeartbeatTracker``'s contact times: ``(id, epoch)`` pairs in insertion
-    order."""
+    order, keyed as ``release`` keys them."""
     table = 16
     while len(brokers) >= table * 3 // 4:
         table *= 2
+    record = release >= (4, 2, 0)
     bins: dict[int, list[int]] = {}
     for b, e in brokers:
-        bins.setdefault(_chm_bin(b, e, table), []).append(b)
+        bins.setdefault(_chm_bin(b, e, table, record), []).append(b)
     return [b for k in sorted(bins) for b in bins[k]]
 
 
@@ -85,7 +91,7 @@ def fence_order(cluster: ClusterState, release: tuple[int, int, int]) -> tuple[i
     sessions expire (``release``: the Kafka release the controller runs)."""
     held = [b for b in timeline_order(cluster.brokers) if not cluster.brokers[b].fenced]
     if release >= (4, 0, 0):
-        return tuple(tracker_order([(b, cluster.brokers[b].epoch) for b in held]))
+        return tuple(tracker_order([(b, cluster.brokers[b].epoch) for b in held], release))
     return tuple(held)
 
 
