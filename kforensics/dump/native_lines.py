@@ -16,6 +16,8 @@ The function formats what the renderer's columns hold (one int64 row of
 left out and marked, and the caller writes that line with the per-record
 path's own function.  So the native lines are the simple case only, the
 case the column path and the per-record path agree on byte for byte.
+``KFORENSICS_NATIVE_LINES=0`` turns the library off (to compare the two
+renderings).
 """
 
 from __future__ import annotations
