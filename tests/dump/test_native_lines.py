@@ -48,11 +48,11 @@ def _zstd_batch(records: bytes, base: int, count: int, last_delta: int | None = 
 def _streamed_segment(tmp_path):
     recs = [RecordData(i, TS + i % 7, None if i % 11 == 0 else b"k%d" % i,
                        "\u00fc".encode() if i % 97 == 0 else (b'q"\\' if i % 5 == 0 else b"v" * (i % 40)),
-                       [("h", b"1")] if i % 301 == 0 else []) for i in range(3000)]
+                       [("h", b"1")] if i % 301 == 0 else []) for i in range(1500)]
     body = b"".join(encode_record(r, 0, TS) for r in recs)
     two = b"".join(encode_record(RecordData(3000 + i, TS), 3000, TS) for i in range(2))
     parts = [
-        _zstd_batch(body, 0, 3000),
+        _zstd_batch(body, 0, 1500),
         _zstd_batch(two, 3000, 3),  # a record short: the section ends first
         _zstd_batch(two, 3003, 1, 1),  # a record left over (Incorrect declared batch size)
         _zstd_batch(two[:-2], 3005, 2),  # the last record cut
@@ -99,7 +99,7 @@ def test_streamed_sections_are_the_held_ones(tmp_path, monkeypatch, fmt, print_d
     seg = _streamed_segment(tmp_path)
     slow, slow_findings = _cli(seg, monkeypatch, fmt, print_data, skip, fast=False, binary=False)
     held, held_findings = _cli(seg, monkeypatch, fmt, print_data, skip, fast=True, binary=True)
-    for window in (7, 100, 4096):
+    for window in (7, 4096):
         monkeypatch.setattr(streamed_section, "STREAM_FROM", 0)
         monkeypatch.setattr(streamed_section, "WINDOW", window)
         monkeypatch.setattr(streamed_section, "_PIECE", window)  # windows of a few bytes: records cut at each end
@@ -142,3 +142,37 @@ def test_a_streamed_section_is_held_a_window_at_a_time(tmp_path, monkeypatch):
             assert not ev.records.findings
     assert rows == 20000
     assert 0 < largest <= 512 + (1 << 16) < len(body) // 4
+
+
+def test_a_library_cut_short_is_built_again(tmp_path, monkeypatch):
+    """A library in the cache that is not whole (a partial copy, a crash while writing) is never loaded: it is
+    removed and built again."""
+    from kforensics.log.kernels import native
+
+    monkeypatch.setenv("KFORENSICS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(native_lines, "_LOADED", [])
+    lib = native_lines.library()
+    assert lib is not None and lib.path.startswith(str(tmp_path / "cache"))
+    data = open(lib.path, "rb").read()
+    with open(lib.path, "wb") as fh:
+        fh.write(data[: len(data) // 2])
+    monkeypatch.setattr(native_lines, "_LOADED", [])
+    again = native_lines.library()
+    assert again is not None and again.path == lib.path
+    assert native.unsealed(open(again.path, "rb").read()) is None
+
+
+@pytest.mark.parametrize("fmt,print_data,skip", [("text", True, False), ("json", True, False)])
+def test_without_a_compiler_the_lines_are_pyarrows(tmp_path, monkeypatch, fmt, print_data, skip):
+    """No C compiler (and no library built before): the runs are formatted by pyarrow, the same bytes."""
+    from kforensics.log.kernels import native
+
+    monkeypatch.setenv("KFORENSICS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(native_lines, "_LOADED", [])
+    monkeypatch.setattr(native, "compiler", lambda: None)
+    assert native_lines.library() is None
+    seg = mixed_segment(tmp_path)
+    fallback, fallback_findings = _cli(seg, monkeypatch, fmt, print_data, skip, fast=True, binary=True)
+    monkeypatch.setattr(native_lines, "_LOADED", [])
+    slow, slow_findings = _cli(seg, monkeypatch, fmt, print_data, skip, fast=False, binary=False)
+    assert fallback == slow and fallback_findings == slow_findings
