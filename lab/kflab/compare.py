@@ -195,6 +195,20 @@ def group_checks(replay: dict, outcome: dict) -> list[dict]:
     return out
 
 
+def _restart_data(run_dir: Path, data: str) -> Path:
+    """Where the restart's copy is: as recorded, or (a path recorded relative to where the lab ran, or a run
+    copied elsewhere) the run dir's own ``restart``; never an empty reading taken as "every record lost"."""
+    recorded = Path(data)
+    if recorded.is_absolute() and recorded.is_dir():
+        return recorded
+    own = Path(run_dir) / "restart"
+    if own.is_dir():
+        return own
+    if recorded.is_dir():
+        return recorded
+    raise FileNotFoundError(f"{run_dir}: the restart's copy is neither at {data} nor at {own}")
+
+
 def compare(run_dir: Path, result: dict) -> dict:
     """All checks of one run, with the replay's and scans' JSON as kforensics wrote them."""
     preds = result["predictions"]
@@ -202,7 +216,7 @@ def compare(run_dir: Path, result: dict) -> dict:
     scans = {b: load(rec) for b, rec in preds["scan"].items()}
     outcome = result["outcome"]
     before = contents(run_dir / "evidence")
-    after = contents(Path(outcome["data"]))
+    after = contents(_restart_data(run_dir, outcome["data"]))
     checks = recovery_checks(scans, outcome, before)
     if replay is None:
         return {"checks": checks, "error": "replay gave no JSON: " + str(preds["replay"].get("error"))[:500]}
