@@ -1,5 +1,7 @@
 """kafka-dump-log's batch and record lines and the dump's NDJSON objects for a whole run of batches at once
-(:class:`~kforensics.dump.segment.BatchGroupEvent`), built a column at a time by pyarrow's string kernels.
+(:class:`~kforensics.dump.segment.BatchGroupEvent`) or a chunk of a batch's records, written by the native library
+(:mod:`kforensics.dump.native_lines`) when the caller takes bytes (``raw``) and it is there, else built a column at
+a time by pyarrow's string kernels.
 
 The text is :func:`~kforensics.cli.dump_text.batch_line`'s and
 :func:`~kforensics.cli.dump_text.record_line`'s (and the JSON the per-record

@@ -280,8 +280,8 @@ def stop_lines(result: SegmentDump, recovered: list[tuple[int, int, int, int, in
 # ---------------------------------------------------------------- records a chunk of rows at a time
 #: a chunk of at most this many rows is turned into columns by Python, not numpy
 _SMALL_CHUNK = 64
-#: a chunk of at least this many rows is formatted by pyarrow's string kernels (dump_columns: its import costs
-#: more than a few hundred lines)
+#: a chunk of at least this many rows is formatted from columns (dump_columns: the native lines, or pyarrow's
+#: string kernels, whose import costs more than a few hundred lines)
 _COLUMNS_FROM = 256
 _LONG = 1 << 63
 

@@ -4,11 +4,13 @@
 The same kernel call, the same checks and the same findings as
 :class:`~kforensics.log.records.EntryRecords` (which this extends): record
 offsets outside the batch or not increasing, a record that does not decode.
-What differs is what is handed out: ``(payload, rows)`` where ``rows`` are a
-few thousand record-table rows (an int64 array, columns named by
-``kernels.get().RCOL``), positions within ``payload``.  :meth:`record` turns
-one row into the :class:`Record` the per-record path gives, for the records a
-fast renderer does not format itself (those with headers).
+What differs is what is handed out: ``(payload, rows)`` where ``rows`` are up
+to a kernel chunk (``RECORD_CHUNK``) of record-table rows (an int64 array,
+columns named by ``kernels.get().RCOL``), positions within ``payload``.
+:meth:`record` turns one row into the :class:`Record` the per-record path
+gives, for the records a fast renderer does not format itself (those with
+headers).  A large zstd records section is decompressed a window at a time
+(:mod:`.streamed_section`), so ``payload`` is then a window of it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..log.record_offsets import OffsetOrder, last_offset_delta
 from ..log.records import RECORD_CHUNK, EntryRecords, Record
 from . import streamed_section
 
-#: rows turned into Python lists at a time (a whole kernel chunk as lists is tens of MB)
+#: the most records of a batch decoded with others (:func:`decode_group`) or in a run (``batch_groups``); a chunk of
+#: more rows is handed out whole, to be formatted from columns
 PY_ROWS = 1 << 12
 
 Chunk = tuple[bytes | bytearray, np.ndarray]
