@@ -63,14 +63,18 @@ enum { M_JSON = 1, M_DATA = 2, M_SKIP = 4 };
 
 #define LIT(o, s) (memcpy((o), (s), sizeof(s) - 1), (o) + sizeof(s) - 1)
 
+static const char D2[] = "@D2@";
+
+/* v in decimal, as Python's str(int) writes it (two digits a step) */
 static u8 *dec(u8 *o, i64 v) {
     char t[24];
-    int k = 0;
+    int k = 24;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     if (v < 0) *o++ = '-';
-    do { t[k++] = (char)('0' + u % 10); u /= 10; } while (u);
-    while (k) *o++ = (u8)t[--k];
-    return o;
+    while (u >= 100) { unsigned r = (unsigned)(u % 100); u /= 100; k -= 2; memcpy(t + k, D2 + 2 * r, 2); }
+    if (u >= 10) { k -= 2; memcpy(t + k, D2 + 2 * u, 2); } else t[--k] = (char)('0' + u);
+    memcpy(o, t + k, (size_t)(24 - k));
+    return o + 24 - k;
 }
 
 /* every byte printable ASCII (0x20..0x7e) */
@@ -276,7 +280,7 @@ i64 kf_record_lines(const i64 *const *cols, const i64 *strides, i64 n, const u8 
     }
     return o - out;
 }
-"""
+""".replace("@D2@", "".join(f"{i:02d}" for i in range(100)))
 
 #: bumped when the function's signature changes (with the source's digest it names the library)
 ABI = 3

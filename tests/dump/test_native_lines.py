@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
 
 from kforensics.cli import dump as cli_dump
@@ -176,3 +177,16 @@ def test_without_a_compiler_the_lines_are_pyarrows(tmp_path, monkeypatch, fmt, p
     monkeypatch.setattr(native_lines, "_LOADED", [])
     slow, slow_findings = _cli(seg, monkeypatch, fmt, print_data, skip, fast=False, binary=False)
     assert fallback == slow and fallback_findings == slow_findings
+
+
+def test_numbers_are_written_as_python_writes_them():
+    """Every width of decimal, both signs and the longs' ends, as ``str(int)``."""
+    lib = native_lines.library()
+    values = [0, 1, 9, 10, 99, 100, 101, 999, 1000, 12345, 10**9, 2**31 - 1, -1, -9, -10, -100, -(2**31), 10**18,
+              2**63 - 1, -(2**63), -(2**63) + 1, *[10**k - 1 for k in range(1, 19)], *[10**k for k in range(19)]]
+    n = len(values)
+    col = np.array(values, dtype=np.int64)
+    lines = native_lines.record_lines(lib, [col, col, col, 0, 0, -1, 0, -1, 0, 1, 0], n, b"", 0)
+    text = bytes(lines.data[: lines.size]).decode().splitlines()
+    assert text == [f"| offset: {v} LogAppendTime: {v} keySize: -1 valueSize: -1 sequence: {v} headerKeys: []"
+                    for v in values]
