@@ -304,7 +304,13 @@ def library() -> Library | None:
     had here (no compiler, no OpenSSL, no cache directory, a failed build: said once on stderr)."""
     with _LOCK:
         if not _LOADED:
-            _LOADED.append(_load())
+            try:
+                _LOADED.append(_load())
+            except Exception as e:  # noqa: BLE001 - whatever keeps the library from us, the lines are pyarrow's
+                from ..log.kernels import cache
+
+                cache.warn(f"native record lines not used ({type(e).__name__}: {e}); lines formatted by pyarrow")
+                _LOADED.append(None)
         return _LOADED[0]
 
 
@@ -349,17 +355,13 @@ def _load() -> Library | None:
     if sha is None or root is None:
         return None
     path = os.path.join(root, _name())
-    try:
+    lib = _open(path)
+    if lib is None:
+        cc = native.compiler()
+        if cc is None:
+            return None
+        _build(cc, path)
         lib = _open(path)
-        if lib is None:
-            cc = native.compiler()
-            if cc is None:
-                return None
-            _build(cc, path)
-            lib = _open(path)
-    except (OSError, RuntimeError, subprocess.SubprocessError, native.Damaged) as e:
-        cache.warn(f"native record lines not used ({e}); lines formatted by pyarrow")
-        return None
     if lib is None:
         return None
     fn = lib.kf_record_lines

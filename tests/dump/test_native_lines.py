@@ -190,3 +190,12 @@ def test_numbers_are_written_as_python_writes_them():
     text = bytes(lines.data[: lines.size]).decode().splitlines()
     assert text == [f"| offset: {v} LogAppendTime: {v} keySize: -1 valueSize: -1 sequence: {v} headerKeys: []"
                     for v in values]
+
+
+def test_a_library_that_does_not_build_leaves_the_lines_to_pyarrow(tmp_path, monkeypatch, caplog):
+    """A compiler that fails: one warning line, and no native lines (the dump goes on with pyarrow's)."""
+    monkeypatch.setenv("KFORENSICS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(native_lines, "_LOADED", [])
+    monkeypatch.setattr(native_lines, "SOURCE", native_lines.SOURCE + "\nthis is not C\n")
+    assert native_lines.library() is None
+    assert "native record lines not used" in caplog.text
