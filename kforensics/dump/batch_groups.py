@@ -21,7 +21,7 @@ import numpy as np
 
 from ..findings import DecodeError
 from ..formats import record_batch
-from ..formats.compression import CODECS, decompress
+from ..formats.compression import CODECS, Decompressor
 from ..log import kernels
 from ..log.batch_table import COL, FLAG_RECOVERED
 from ..log.segment_reader import SegmentReader
@@ -66,12 +66,14 @@ def runs(reader: SegmentReader, data: np.ndarray, max_decompressed: int) -> Iter
     pos, size, attrs, count = (data[:, COL[c]].tolist() for c in ("position", "size_in_bytes", "attributes",
                                                                     "records_count"))
     i, n = 0, len(data)
+    codecs = Decompressor()  # contexts reused from batch to batch (one costs more than a small batch's payload)
     while i < n:
         parts: list[bytes | bytearray | memoryview] = []
         records = held = 0
         j = i
         while j < n and ok[j] and records < RUN_RECORDS and held < RUN_PAYLOAD:
-            part = _section(reader, pos[j], size[j], attrs[j] & record_batch.COMPRESSION_MASK, max_decompressed)
+            part = _section(reader, pos[j], size[j], attrs[j] & record_batch.COMPRESSION_MASK, max_decompressed,
+                            codecs)
             if part is None:
                 break
             parts.append(part)
@@ -86,8 +88,8 @@ def runs(reader: SegmentReader, data: np.ndarray, max_decompressed: int) -> Iter
         i = j
 
 
-def _section(reader: SegmentReader, position: int, size: int, codec: int, max_decompressed: int
-             ) -> bytes | bytearray | memoryview | None:
+def _section(reader: SegmentReader, position: int, size: int, codec: int, max_decompressed: int,
+             codecs: Decompressor) -> bytes | bytearray | memoryview | None:
     """A batch's records section, decompressed (None when it is not held, does not decompress or is too large)."""
     raw = reader.entry_bytes(position, size)
     if raw is None:
@@ -96,7 +98,7 @@ def _section(reader: SegmentReader, position: int, size: int, codec: int, max_de
     if not codec:
         return section if len(section) <= RUN_PAYLOAD else None
     try:
-        data = decompress(codec, section, magic=record_batch.MAGIC, max_output=max_decompressed)
+        data = codecs.decompress(codec, section, magic=record_batch.MAGIC, max_output=max_decompressed)
     except DecodeError:
         return None
     return data if len(data) <= RUN_PAYLOAD else None

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..findings import DecodeError
 from ..formats import record_batch
-from ..formats.compression import decompress
+from ..formats.compression import Decompressor
 from ..log import kernels
 from ..log.log_entry import Batch
 from ..log.record_offsets import OffsetOrder, last_offset_delta
@@ -209,6 +209,7 @@ def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | No
     cleanly (every record its count claims, offsets in order); None when it is to be decoded on its own (so its
     findings are the per-batch path's: a payload that does not decompress, records that do not decode...)."""
     K = kernels.get()
+    codecs = Decompressor()  # one set of contexts for the group's payloads
     parts, index, starts, ends, counts = [], [], [], [], []
     pos = 0
     for k, b in enumerate(batches):
@@ -218,8 +219,8 @@ def decode_group(batches: list[Batch], max_decompressed: int) -> list[Chunk | No
         section = b.raw[record_batch.HEADER_SIZE :]
         if codec:
             try:
-                data: bytes | bytearray | memoryview = decompress(codec, section, magic=b.magic,
-                                                                  max_output=max_decompressed)
+                data: bytes | bytearray | memoryview = codecs.decompress(codec, section, magic=b.magic,
+                                                                         max_output=max_decompressed)
             except DecodeError:
                 continue
         else:
