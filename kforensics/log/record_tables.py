@@ -21,6 +21,7 @@ from ..formats.compression import Decompressor
 from . import kernels
 from .batch_table import BatchTable
 from .kernels.kernel_set import Kernels
+from .kernels.records_columns import BATCH_INFO
 from .record_offsets import OffsetOrder, last_offset_delta
 from .record_types import RecordTable
 
@@ -36,6 +37,7 @@ GROUP_BYTES = 4 << 20
 
 #: what the columnar path hands out: a chunk's batch table and one of its record tables
 TablePair = tuple[BatchTable, RecordTable]
+_INFO = {name: i for i, name in enumerate(BATCH_INFO)}
 #: record-table columns that are byte positions (shifted to file positions, or to the batch's records section)
 _POSITIONS = ("position", "key_pos", "value_pos", "headers_pos")
 
@@ -66,7 +68,8 @@ class _RecordTables:
         self.K, self.table, self.reader, self.max_decompressed, self.rows = K, table, reader, max_decompressed, rows
         self.dec = dec
         self.label = reader.label
-        self.parts: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, batch index per row)
+        # (rows, batch index per row, offset per row, timestamp per row)
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.n = 0
         self.errors: list[Finding] = []
         self.order: dict[int, OffsetOrder] = {}
@@ -81,25 +84,31 @@ class _RecordTables:
         self.errors.append(f)
         return f
 
-    def _add(self, data: np.ndarray, bidx: np.ndarray) -> Iterator[TablePair]:
+    def _add(self, data: np.ndarray, bidx: np.ndarray, offset: np.ndarray, timestamp: np.ndarray
+             ) -> Iterator[TablePair]:
         """Rows for the current table; yields a full one when ``rows`` are reached."""
         if len(data):
-            self.parts.append((data, bidx))
+            self.parts.append((data, bidx, offset, timestamp))
             self.n += len(data)
         if self.n >= self.rows:
             yield self._emit()
 
     def _emit(self) -> TablePair:
-        K, t = self.K, self.table
-        rc = K.RCOL
         if len(self.parts) == 1:
-            data, batch_index = self.parts[0]
+            data, batch_index, offset, timestamp = self.parts[0]
         elif self.parts:
-            data = np.concatenate([d for d, _ in self.parts])
-            batch_index = np.concatenate([b for _, b in self.parts])
+            data, batch_index, offset, timestamp = (np.concatenate([p[k] for p in self.parts]) for k in range(4))
         else:
-            data = K.new_record_table(0)[:0]
-            batch_index = np.empty(0, dtype=np.int64)
+            data = self.K.new_record_table(0)[:0]
+            batch_index = offset = timestamp = np.empty(0, dtype=np.int64)
+        out = (self.table, RecordTable(data, batch_index, offset, timestamp, self.errors))
+        self.parts, self.n, self.errors = [], 0, []
+        self.emitted = True
+        return out
+
+    def _absolute(self, data: np.ndarray, batch_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's offset and timestamp, from its batch's header and its deltas."""
+        t, rc = self.table, self.K.RCOL
         attrs = t["attributes"][batch_index]
         # Java's long arithmetic: offsets and timestamps past the range wrap, as Kafka's accessors give them
         with np.errstate(over="ignore"):
@@ -107,10 +116,7 @@ class _RecordTables:
             log_append = (attrs & record_batch.TIMESTAMP_TYPE_BIT) != 0
             timestamp = np.where(log_append, t["max_timestamp"][batch_index],
                                  t["base_timestamp"][batch_index] + data[:, rc["timestamp_delta"]])
-        out = (t, RecordTable(data, batch_index, offset, timestamp, self.errors))
-        self.parts, self.n, self.errors = [], 0, []
-        self.emitted = True
-        return out
+        return offset, timestamp
 
     def _shift(self, data: np.ndarray, shift: np.ndarray | int) -> None:
         """Positions from the decoded buffer's to the file's (uncompressed) or the records section's (compressed)."""
@@ -137,7 +143,8 @@ class _RecordTables:
             self._check_offsets(i, out[:n, K.RCOL["offset_delta"]], done)
             data = out[:n].copy()
             self._shift(data, shift)
-            yield from self._add(data, np.full(n, i, dtype=np.int64))
+            bidx = np.full(n, i, dtype=np.int64)
+            yield from self._add(data, bidx, *self._absolute(data, bidx))
             done += n
             if st == kernels.RS_FULL:
                 p = stop
@@ -158,8 +165,10 @@ class _RecordTables:
         v2 = (magic == record_batch.MAGIC) & (pos >= held.file_pos) & (pos + size <= held.end)
         plain = np.flatnonzero(v2 & (codec == 0))
         if len(plain):
-            rel = pos[plain] - held.file_pos
-            yield from self._many(plain, held.buf, rel + record_batch.HEADER_SIZE, rel + size[plain],
+            every = len(plain) == len(t)  # no gather then
+            rel = (pos if every else pos[plain]) - held.file_pos
+            end = rel + (size if every else size[plain])
+            yield from self._many(plain, held.buf, rel + record_batch.HEADER_SIZE, end,
                                   np.full(len(plain), held.file_pos, dtype=np.int64), compressed=False)
         packed = np.flatnonzero(v2 & (codec != 0))
         if len(packed):
@@ -228,48 +237,77 @@ class _RecordTables:
         out, self.pending = self.pending[:k], self.pending[k:]
         return out
 
+    def _batch_info(self, idx: np.ndarray, starts: np.ndarray, ends: np.ndarray, shifts: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kernel's per-batch input (:data:`~kforensics.log.kernels.records_columns.BATCH_INFO`), with the
+        records each batch can fill at most and the count asked of the kernel."""
+        t = self.table
+        # every batch of the chunk (the usual case): its columns as they are, no gather
+        sel: np.ndarray | slice = slice(None) if len(idx) == len(t) else idx
+        counts = t["records_count"][sel]
+        # rows each batch can fill at most: bounded by its bytes, whatever its header claims
+        fit = np.minimum(np.clip(counts, 0, None), (ends - starts) // record_batch.MIN_RECORD_SIZE + 1)
+        cnt = np.where(counts > fit, fit + 1, counts)  # one more than fits: reported as too few
+        info = np.empty((len(BATCH_INFO), len(idx)), dtype=np.int64).T  # column-major: each column written whole
+        base = t["base_offset"][sel]
+        with np.errstate(over="ignore"):
+            last = t["last_offset"][sel] - base  # wraps as a long, as lastOffsetDelta does
+        for name, col in (("start", starts), ("end", ends), ("count", np.minimum(cnt, fit)), ("shift", shifts),
+                          ("base_offset", base), ("last_offset_delta", last),
+                          ("base_timestamp", t["base_timestamp"][sel]), ("max_timestamp", t["max_timestamp"][sel]),
+                          ("log_append_time", t["attributes"][sel] & record_batch.TIMESTAMP_TYPE_BIT)):
+            info[:, _INFO[name]] = col
+        return info, fit, cnt
+
     def _many(self, idx: np.ndarray, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, shifts: np.ndarray,
               compressed: bool) -> Iterator[TablePair]:
         """The batches ``idx`` whose records lie at ``starts``..``ends`` of ``buf``: many per compiled call, each
         batch's rows bounded by its bytes; ``shifts`` moves each batch's positions where the table says they are."""
-        K, t = self.K, self.table
-        rc = K.RCOL
-        counts = t["records_count"][idx]
-        # rows each batch can fill at most: bounded by its bytes, whatever its header claims
-        fit = np.minimum(np.clip(counts, 0, None), (ends - starts) // record_batch.MIN_RECORD_SIZE + 1)
-        cnt = np.where(counts > fit, fit + 1, counts)  # one more than fits: reported as too few
+        K = self.K
+        info, fit, cnt = self._batch_info(idx, starts, ends, shifts)
         j = 0
         while j < len(idx):
             if fit[j] > self.rows:  # more records than a table holds: this batch alone, a table at a time
                 if compressed:
                     self.errors.extend(f for _, f in self._release_pending(int(idx[j])))
-                yield from self._single(int(idx[j]), buf, int(starts[j]), int(ends[j]), int(counts[j]),
-                                        int(shifts[j]))
+                yield from self._single(int(idx[j]), buf, int(starts[j]), int(ends[j]),
+                                        int(self.table["records_count"][idx[j]]), int(shifts[j]))
                 j += 1
                 continue
             cap = max(self.rows - self.n, int(fit[j]), 1)
             out = K.new_record_table(cap)
             bout = np.empty(cap, dtype=np.int64)
-            status = np.zeros(len(idx) - j, dtype=np.int64)
-            done, nrows = K.decode_records_many(buf, starts[j:], ends[j:], np.minimum(cnt[j:], fit[j:]), out,
-                                                bout, status)
-            status[:done][(cnt[j : j + done] > fit[j : j + done]) & (status[:done] == kernels.RS_OK)] = \
-                kernels.RS_TOO_FEW
+            absolute = np.empty((2, cap), dtype=np.int64)  # offsets, timestamps: each contiguous
+            status = np.empty((len(idx) - j, 3), dtype=np.int64)
+            done, nrows = K.decode_records_columns(buf, info[j:], out, bout, absolute.T, status)
+            st = status[:done, 0]
+            st[(cnt[j : j + done] > fit[j : j + done]) & (st == kernels.RS_OK)] = kernels.RS_TOO_FEW
             data, local = out[:nrows], bout[:nrows]
-            bidx = idx[j + local]
-            self._shift(data, shifts[j + local])
             mark = len(self.errors)
-            self._check_many(data[:, rc["offset_delta"]], bidx)
-            bad = np.flatnonzero(status[:done] != kernels.RS_OK)
+            self._order_findings(idx[j : j + done], status[:done], data, local, info[j : j + done])
+            bad = np.flatnonzero(st != kernels.RS_OK)
             rows_of = np.bincount(local, minlength=done) if compressed and len(bad) else None
             for k in bad.tolist():
                 facts = {} if rows_of is None else {"record_index": int(rows_of[k])}
-                self._error(int(idx[j + k]), "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(status[k])],
-                            **facts)
+                self._error(int(idx[j + k]), "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(st[k])], **facts)
             if compressed:
                 self._in_batch_order(mark, int(idx[j + done - 1]) + 1 if done else int(idx[j]))
+            bidx = idx[j + local]
             j += done
-            yield from self._add(data, bidx)
+            yield from self._add(data, bidx, absolute[0, :nrows], absolute[1, :nrows])
+
+    def _order_findings(self, idx: np.ndarray, status: np.ndarray, data: np.ndarray, local: np.ndarray,
+                        info: np.ndarray) -> None:
+        """Record offsets outside their batch, then offsets not increasing, as the kernel noted them (the first
+        of each per batch)."""
+        od = self.K.RCOL["offset_delta"]
+        for code, col in (("RECORD_OFFSET_OUT_OF_BATCH", 1), ("RECORD_OFFSETS_NOT_INCREASING", 2)):
+            for b in np.flatnonzero(status[:, col] >= 0).tolist():
+                k = int(status[b, col])
+                delta = int(data[int(np.searchsorted(local, b)) + k, od])
+                last = int(info[b, _INFO["last_offset_delta"]])
+                self._error(int(idx[b]), code, OffsetOrder.message(code, k, delta, last), record_index=k,
+                            offset_delta=delta, last_offset_delta=last)
 
     def _in_batch_order(self, mark: int, before: int) -> None:
         """The findings made since ``mark`` and the held ones of batches before ``before``, in batch order (each
@@ -282,26 +320,6 @@ class _RecordTables:
         merged = [(at[id(f)], f) for f in made] + self._release_pending(before)
         merged.sort(key=lambda x: x[0])  # stable: a batch's findings keep their order
         self.errors[mark:] = [f for _, f in merged]
-
-    def _check_many(self, deltas: np.ndarray, bidx: np.ndarray) -> None:
-        """Record offsets of many batches at once: each within its batch and increasing."""
-        if not len(deltas):
-            return
-        t = self.table
-        last = (t["last_offset"] - t["base_offset"])[bidx]  # wraps as a long, as lastOffsetDelta does
-        same = np.concatenate(([False], bidx[1:] == bidx[:-1]))
-        prev = np.concatenate(([0], deltas[:-1]))
-        for code, bad in (("RECORD_OFFSET_OUT_OF_BATCH", (deltas < 0) | (deltas > last)),
-                          ("RECORD_OFFSETS_NOT_INCREASING", same & (deltas <= prev))):
-            hits = np.flatnonzero(bad)
-            if not len(hits):
-                continue
-            first_of_batch = hits[np.concatenate(([True], bidx[hits][1:] != bidx[hits][:-1]))]
-            for k in first_of_batch.tolist():
-                i = int(bidx[k])
-                start = int(np.flatnonzero(bidx == i)[0])
-                self._error(i, code, OffsetOrder.message(code, k - start, int(deltas[k]), int(last[k])),
-                            record_index=k - start, offset_delta=int(deltas[k]), last_offset_delta=int(last[k]))
 
 
 __all__ = ["DEFAULT_MAX_DECOMPRESSED", "GROUP_BYTES", "RECORD_TABLE_ROWS", "TablePair", "iter_record_tables"]

@@ -23,6 +23,7 @@ from ...formats.record_batch import CountPrefixedArray, NullableVarBytes, VarByt
 from ...formats.varint import LimitedVarInt
 from ..batch_table import COL
 from . import crc
+from .records_columns import gen_records_columns
 from .status import (
     RESYNC_FOUND,
     RESYNC_NEED_MORE,
@@ -520,6 +521,7 @@ def _header() -> str:
         "#   records(buf, p, end, count, out) -> (decoded, pos, status)   a v2 batch's uncompressed records section",
         f"#       into a record table; status {RS_OK} ok, {RS_FULL} table full (call again), others: damage",
         "#   records_many(buf, starts, ends, counts, out, batch_out, status_out) -> (batches done, rows written)",
+        "#   records_columns(buf, info, out, batch_out, abs_out, status_out) -> (batches done, rows written)",
         f"# {crcs}.",
         "",
     ])
@@ -539,6 +541,8 @@ def source() -> tuple[str, tuple[str, ...]]:
         + rec_src
         + "\n\n"
         + _RECORDS_MANY
+        + "\n\n"
+        + gen_records_columns(rec_cols)
     )
     return src, rec_cols
 

@@ -81,6 +81,7 @@ ENTRY_POINTS = {
     "resync": ("resync", (BYTES, INT, INT, INT), 2),
     "records": ("decode_records", (BYTES, INT, INT, INT, TABLE), 3),
     "records_many": ("decode_records_many", (BYTES, IVEC, IVEC, IVEC, TABLE, OVEC, OVEC), 2),
+    "records_columns": ("decode_records_columns", (BYTES, TABLE, TABLE, OVEC, TABLE, TABLE), 2),
 }
 
 _CRC_POINTERS = ("kforensics_crc32c_ptr", "kforensics_crc32_ptr")
@@ -212,7 +213,7 @@ def _bind(lib: ctypes.CDLL, path: str, record_columns: tuple[str, ...], crcs: Cr
         fn.argtypes = _c_argtypes(kinds)
         calls[attr] = _EntryPoint(fn, kinds, nres, attr, fallback)
     k = Kernels(calls["walk"], calls["resync"], calls["decode_records"], calls["decode_records_many"],
-                record_columns)
+                record_columns, calls["decode_records_columns"])
     k.native = path
     return k
 
