@@ -1,6 +1,6 @@
 """``--restart-order``: the operator's order of restart settles the controller's choice; real Kafka is the judge.
 
-The evidence is a lab set (fixtures/lab/cold-leader-crash-4.4.0): a real 4.4.0 cluster frozen after its
+The evidence is a lab set (fixtures/lab/leader-crash-4.4.0): a real 4.4.0 cluster frozen after its
 ``orders-0`` leader was killed, then restarted cold by the lab (the controller alone until it fenced brokers 3
 and 1, then broker 2, 1 and 3 in turn, each once the one before was unfenced).  Kafka elected broker 1 for every
 lab partition, by the last-known-leader rule (KIP-966: fencing 3 then 1 left 1 as the last leader, and its
@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from kforensics.cli import main
 from tests.conftest import ROOT
 
-SET = ROOT / "fixtures" / "lab" / "cold-leader-crash-4.4.0"
+SET = ROOT / "fixtures" / "lab" / "leader-crash-4.4.0"
 
 
 def _args(*extra: str) -> list[str]:
@@ -29,7 +29,7 @@ def _args(*extra: str) -> list[str]:
 @pytest.fixture(scope="module")
 def outcome() -> dict:
     if not SET.exists():
-        pytest.skip("fixtures/lab/cold-leader-crash-4.4.0 is not in this checkout")
+        pytest.skip("fixtures/lab/leader-crash-4.4.0 is not in this checkout")
     return json.loads((SET / "outcome.json").read_text())["outcome"]
 
 

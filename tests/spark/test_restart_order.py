@@ -1,6 +1,6 @@
 """``spark --restart-order`` gives ``replay --restart-order``'s leaders, and those are Kafka's.
 
-The evidence is the lab set fixtures/lab/cold-leader-crash-4.4.0 (real Kafka 4.4.0; see
+The evidence is the lab set fixtures/lab/leader-crash-4.4.0 (real Kafka 4.4.0; see
 tests/replay/test_restart_order.py): with the order the lab restarted it in, both front ends name the leader Kafka
 elected for each lab partition and say it was predicted, not read from the controller's record.
 """
@@ -19,12 +19,12 @@ from kforensics.spark.job import JobOptions, run
 from kforensics.spark.tables import read_pandas
 from tests.conftest import ROOT
 
-SET = ROOT / "fixtures" / "lab" / "cold-leader-crash-4.4.0"
+SET = ROOT / "fixtures" / "lab" / "leader-crash-4.4.0"
 
 
 def test_spark_and_replay_name_kafkas_leaders_for_the_order_given(spark, tmp_path):
     if not SET.exists():
-        pytest.skip("fixtures/lab/cold-leader-crash-4.4.0 is not in this checkout")
+        pytest.skip("fixtures/lab/leader-crash-4.4.0 is not in this checkout")
     outcome = json.loads((SET / "outcome.json").read_text())["outcome"]
     order = tuple(outcome["order"])
     with tarfile.open(SET / "before" / "controller-100.tgz") as t:
