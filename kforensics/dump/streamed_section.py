@@ -4,7 +4,7 @@ whole, so a batch of tens of millions of records is dumped in bounded memory.
 Kafka reads a compressed batch the same way: ``DefaultRecordBatch``'s
 ``compressedIterator`` pulls records one at a time through the codec's input
 stream (clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java,
-3.9.0), and after the declared count it asks the stream for one byte more
+tag 3.9.0-rc3), and after the declared count it asks the stream for one byte more
 (``ensureNoneRemaining``: "Incorrect declared batch size, records still
 remaining in file").
 

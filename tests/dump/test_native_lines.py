@@ -6,7 +6,7 @@ The per-record path's lines are the ones the golden transcripts and the oracle c
 kafka-dump-log and Kafka's reader (tests/cli/test_text_outputs.py, tests/dump/test_dump_text.py).  Kafka reads a
 compressed batch as a stream and, after the declared count, asks for one byte more
 (``DefaultRecordBatch.compressedIterator`` and ``ensureNoneRemaining``, clients/.../record/DefaultRecordBatch.java,
-3.9.0): a batch with records left over, one with too few, one cut inside a record and one whose frame does not
+tag 3.9.0-rc3): a batch with records left over, one with too few, one cut inside a record and one whose frame does not
 decompress are here, with windows a few bytes long so that records are cut at every window's end.
 """
 
