@@ -14,7 +14,9 @@ issue's set is 3 x 10 000), spread over 100 topics.  --scaling also runs the lar
 
 Targets (issue 15): Spark end to end no slower than the single process; the replay stage under 20% of the
 Spark wall time; doubling the input multiplies the wall time by at most 2.1.  Prints figures and ratios; asserts
-nothing.  Spark's figures are for a warm session (JVM start-up, about 5-10 s, is printed apart).
+nothing.  Spark's figures are for a warm session (JVM start-up, about 5-10 s, is printed apart); ``--cold`` also runs
+the job in a fresh process from spawn to exit (issue 26's cold figure, target <= 1.0x the single process) and prints
+its parts: interpreter, imports, JVM and session start, the job's stages, the session's stop.
 """
 
 from __future__ import annotations
@@ -117,7 +119,54 @@ def spark_run(dirs: list[Path], out: Path, cores: int) -> dict:
     return summary
 
 
-def compare(label: str, dirs: list[Path], root: Path, cores: int) -> dict:
+#: a cold run: a fresh interpreter imports kforensics' Spark job, starts the session (the JVM), runs the job and stops
+#: the session; it prints how long each part took (JSON on its last line)
+COLD = """
+import json, sys, time
+t0 = time.perf_counter()
+from kforensics.spark.inputs import Snapshot
+from kforensics.spark.job import run, session
+t1 = time.perf_counter()
+s = session(sys.argv[1], {"spark.ui.enabled": "false", "spark.log.level": "ERROR",
+                          "spark.sql.shuffle.partitions": sys.argv[2]})
+s.sparkContext.setLogLevel("ERROR")
+t2 = time.perf_counter()
+summary = run(s, [Snapshot(d, d.rstrip("/").rsplit("/", 1)[-1]) for d in sys.argv[4:]], sys.argv[3])
+t3 = time.perf_counter()
+s.stop()
+t4 = time.perf_counter()
+print(json.dumps({"imports_s": t1 - t0, "session_s": t2 - t1, "job_s": t3 - t2, "stop_s": t4 - t3,
+                  "timings": summary["timings"]}))
+"""
+
+
+def spark_cold(dirs: list[Path], out: Path, cores: int) -> dict:
+    """``kforensics``' Spark job in a fresh process, from spawn to exit (Python, imports, JVM and session start, the
+    job, the session's stop): the wall time and its parts."""
+    shutil.rmtree(out, ignore_errors=True)
+    t = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", COLD, f"local[{cores}]", str(cores * 4), str(out), *map(str, dirs)],
+                          capture_output=True, text=True, cwd=HERE.parent)
+    wall = time.perf_counter() - t
+    shutil.rmtree(out, ignore_errors=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"cold Spark run failed: {done.stderr[-2000:]}")
+    parts = json.loads(done.stdout.strip().splitlines()[-1])
+    parts["wall_s"] = wall
+    parts["python_s"] = wall - parts["imports_s"] - parts["session_s"] - parts["job_s"] - parts["stop_s"]
+    return parts
+
+
+def print_cold(cold: dict, single: float, cores: int) -> None:
+    print(f"  spark local[{cores}] cold (fresh process): {cold['wall_s']:.1f}s = interpreter start and exit "
+          f"{cold['python_s']:.1f}s + kforensics/pyspark imports {cold['imports_s']:.1f}s + JVM and session start "
+          f"{cold['session_s']:.1f}s + job {cold['job_s']:.1f}s (" + ", ".join(
+              f"{k[:-2]} {v:.1f}s" for k, v in cold["timings"].items()) + f") + session stop {cold['stop_s']:.1f}s")
+    print(f"  spark cold / single = {cold['wall_s'] / single:.2f} (target <= 1.00); start-up (interpreter, imports, "
+          f"JVM and session) {cold['wall_s'] - cold['job_s']:.1f}s, work {cold['job_s']:.1f}s")
+
+
+def compare(label: str, dirs: list[Path], root: Path, cores: int, cold: bool = False) -> dict:
     size = sum(f.stat().st_size for d in dirs for f in d.rglob("*.log"))
     single = single_process(dirs)
     s = spark_run(dirs, root / f"out-{label}", cores)
@@ -131,6 +180,9 @@ def compare(label: str, dirs: list[Path], root: Path, cores: int) -> dict:
           + f"); verdicts {s['verdicts']}")
     print(f"  spark / single = {wall / single['wall_s']:.2f} (target <= 1.00); replay stage = "
           f"{tm.get('replay_s', 0) / wall:.0%} of the wall time (target < 20%)")
+    if cold:
+        print_cold(spark_cold(dirs, root / f"out-{label}-cold", cores), single["wall_s"], cores)
+    print(f"  load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return {"single": single, "spark": wall, "timings": tm, "size": size}
 
 
@@ -143,6 +195,7 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--scaling", action="store_true", help="also the large set at 2x and 4x partitions")
     ap.add_argument("--only", choices=["large", "small"])
+    ap.add_argument("--cold", action="store_true", help="also Spark in a fresh process (JVM start-up included)")
     ap.add_argument("--root", default="/tmp/kfbench/spark2")
     args = ap.parse_args()
     root = Path(args.root)
@@ -151,7 +204,7 @@ def main() -> None:
     if args.only != "small":
         large = build(root, f"large{args.large_partitions}x{args.mb_per_partition}", args.brokers,
                       args.large_partitions, args.mb_per_partition * per_mb)
-        first = compare("large", large, root, args.cores)
+        first = compare("large", large, root, args.cores, args.cold)
         if args.scaling:
             walls = [first["spark"]]
             for k in (2, 4):
@@ -167,7 +220,7 @@ def main() -> None:
                   + " (target <= 2.1 each)")
     if args.only != "large":
         small = build(root, f"small{args.small_partitions}", args.brokers, args.small_partitions, 10, topics=100)
-        compare("small", small, root, args.cores)
+        compare("small", small, root, args.cores, args.cold)
 
 
 if __name__ == "__main__":

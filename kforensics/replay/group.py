@@ -21,7 +21,7 @@ from . import acknowledgements
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
-from .summary import ReplicaSummary, replay_window, summarize, windowed
+from .summary import ReplicaSummary, needs_summaries, replay_window, summarize, windowed
 from .verdicts import RecordDigest
 
 
@@ -48,13 +48,16 @@ def with_unreachable(lost: dict[str, int], p: PartitionReplay) -> dict[str, int]
 Reload = Callable[[int], list[Replica]]
 
 
-def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: list[ReplicaSummary] | None,
+def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: list[ReplicaSummary | None] | None,
              reload: Reload | None) -> tuple[list[Replica], Reload]:
     """The replicas the replay starts from, and how it gets batches below their window when it must (the
     windowing rule of both front ends, :func:`~kforensics.replay.summary.replay_window`, over the replicas held)."""
     if reload is not None:
         return replicas, reload  # windowed by the caller, who knows where the rest is
-    return replay_window(summaries or [summarize(r) for r in replicas], kafka_version,
+    if summaries is None or None in summaries:
+        # a replica ending in the first range puts the window at 0 (window_floor of no summary); else summarise
+        summaries = [summarize(r) for r in replicas] if all(needs_summaries(r) for r in replicas) else []
+    return replay_window([s for s in summaries if s is not None], kafka_version,
                          lambda floor: windowed(replicas, floor))
 
 
@@ -74,7 +77,7 @@ def _replay(replicas: list[Replica], reload: Reload, **kw: Any) -> tuple[Partiti
 def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_version: KafkaVersion = LATEST,
                  leader: int | None = None, events: list[dict[str, Any]] | None = None, timeline: Any = None,
                  what_if: bool = False, digests: Callable[[Replica, Any], list[RecordDigest]] | None = None,
-                 summaries: list[ReplicaSummary] | None = None, reload: Reload | None = None,
+                 summaries: list[ReplicaSummary | None] | None = None, reload: Reload | None = None,
                  restart: RestartEvidence | None = None, min_insync_replicas: int | None = None) -> PartitionReplay:
     """Replay one partition group, with the controller's record when there is one.
 

@@ -16,27 +16,27 @@ from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from .not_replayed import LeftOut, left_out
 from .replica import COLUMNS, BatchLog, Replica, unknown_broker_id
-from .summary import ReplicaSummary, SummaryBuilder
+from .summary import ReplicaSummary, SummaryBuilder, needs_summaries
 from .verdicts import RecordDigest
 
 
 class ReplicaCollector:
     """A scan batch sink that keeps, per partition dir, the columns replay needs (never the whole table)."""
 
-    def __init__(self) -> None:
+    def __init__(self, every_summary: bool = False) -> None:
+        self.every_summary = every_summary
         self.parts: dict[str, list[np.ndarray]] = defaultdict(list)
         self.segments: dict[str, list[Any]] = defaultdict(list)
-        self.digests: dict[str, SummaryBuilder] = defaultdict(SummaryBuilder)
-        self.summaries: dict[str, ReplicaSummary] = {}  # by partition dir, once its replica is built
+        # by partition dir, once its replica is built; None: a replica within the first digest range, whose group
+        # is replayed from offset 0 whatever the summaries say (see :func:`~.summary.needs_summaries`)
+        self.summaries: dict[str, ReplicaSummary | None] = {}
 
     def __call__(self, pd: PartitionLog, seg: LogSegment, t: BatchTable) -> None:
         key = str(pd.path)
         segs = self.segments[key]
         if not segs or segs[-1] is not seg.log:
             segs.append(seg.log)
-        rows = replay_columns(t, len(segs) - 1)
-        self.parts[key].append(rows)
-        self.digests[key].feed(rows)  # the replica's summary, as Spark's executors compute it
+        self.parts[key].append(replay_columns(t, len(segs) - 1))
 
     def replica(self, broker_id: int, p: PartitionScan, cluster_id: str | None = None) -> Replica:
         parts = self.parts.pop(p.path, [])
@@ -45,7 +45,14 @@ class ReplicaCollector:
                     epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
                     segments=self.segments.pop(p.path, []), recovery=p.recovery,
                     clean_shutdown=p.recovery.clean_shutdown, cluster_id=cluster_id, topic_id=p.topic_id)
-        self.summaries[p.path] = self.digests.pop(p.path, SummaryBuilder()).finish(r)
+        summary = None
+        if self.every_summary or needs_summaries(r):
+            # the replica's summary, fed the scan's chunks in order as Spark's executors feed theirs
+            builder = SummaryBuilder()
+            for rows in parts:
+                builder.feed(rows)
+            summary = builder.finish(r)
+        self.summaries[p.path] = summary
         return r
 
 
@@ -70,27 +77,30 @@ class LoadedBrokers:
     """Every broker's scan and the replicas of each partition, grouped across brokers."""
 
     groups: dict[tuple[str, int], list[Replica]] = field(default_factory=dict)
-    summaries: dict[tuple[str, int], list[ReplicaSummary]] = field(default_factory=dict)  # per group, in order
+    # per group, in order (None: a replica the group's window does not need summarised, see ReplicaCollector)
+    summaries: dict[tuple[str, int], list[ReplicaSummary | None]] = field(default_factory=dict)
     reports: list[ScanReport] = field(default_factory=list)
     broker_ids: list[int] = field(default_factory=list)
     log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
     left_out: list[LeftOut] = field(default_factory=list)  # partition dirs that are no replica to replay
 
 
-def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST) -> LoadedBrokers:
+def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
+                  every_summary: bool = False) -> LoadedBrokers:
     """Scan each broker's log dir(s) and group the replicas of each partition.
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
     broker ids come from meta.properties (when absent: -1, -2, ... in order, :func:`unknown_broker_id`).
     A log dir may be a directory holding one broker's log dirs, or an archive
-    of them (``.tar``/``.tgz``, read in place).
+    of them (``.tar``/``.tgz``, read in place).  ``every_summary``: summarise every replica as the scan reads it
+    (by default only those whose group the replay can window above offset 0, :func:`~.summary.needs_summaries`).
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
     items = brokers.items() if isinstance(brokers, dict) else [(None, [d]) for d in brokers]
     unknown = 0
     for bid, dirs in items:
-        collect = ReplicaCollector()
+        collect = ReplicaCollector(every_summary)
         resolved = resolve_log_dirs(list(dirs))
         out.log_dirs.append(resolved)
         report = scan_log_dirs(resolved, kafka_version=kafka_version, batch_sink=collect)

@@ -312,6 +312,13 @@ def first_disagreement(summaries: list[ReplicaSummary]) -> int | None:
     return None
 
 
+def needs_summaries(r: Replica, chunk_offsets: int = CHUNK_OFFSETS) -> bool:
+    """Whether a group holding replica ``r`` can be windowed above offset 0: not when ``r``'s log ends within the
+    first range, since :func:`window_floor` keeps the last batches of the shortest log (a fleet of small
+    partitions is replayed whole without a digest computed)."""
+    return r.log_end_offset > chunk_offsets
+
+
 def window_floor(summaries: list[ReplicaSummary], mode: KafkaVersion) -> int:
     """The offset from which a group's replay needs the batches: the first range where replicas can differ,
     lowered to every offset restart, damage or a high-watermark truncation can reach; a range boundary."""

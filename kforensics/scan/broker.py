@@ -20,11 +20,9 @@ from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
 from ..log.log_dir import LogDir, open_log_dir
-from ..log.metadata_log import read_metadata_file
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
 from ..log.sources import LISTED
-from ..tiered.evidence import tier_scans
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
 
@@ -91,6 +89,8 @@ def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files:
     boot = ld.root_files.get("bootstrap_snapshot")
     if boot is not None:
         # the records a KRaft cluster was formatted with: read whole like every KRaft snapshot
+        from ..log.metadata_log import read_metadata_file
+
         read = read_metadata_file(boot)
         findings.extend(read.findings)
         files += [read.record] if read.record else []
@@ -187,6 +187,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     where: dict[tuple[str, int], str] = {}
     seen_paths: dict[str, Any] = {}
     log_starts: dict[tuple[str, int], int] = {}  # checkpointed log starts (a tiered log keeps them)
+    planned: list[LogDir] = []
     for path in paths:
         key = _identity(path)
         if key in seen_paths:
@@ -195,6 +196,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
             continue
         seen_paths[key] = path
         plan = plan_log_dir(path, broker, findings, files, checkpoints)
+        planned.append(plan.log_dir)
         log_starts.update(plan.context.log_start_offsets)
         for pd, pctx in plan.partitions:
             if on_partition:
@@ -222,8 +224,11 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
         seen = {finding_key(f) for f in findings} | {finding_key(f) for p in partitions for f in p.findings}
         findings.extend(f for f in timeline.findings if finding_key(f) not in seen)
     # tiered storage: the topic configs the timeline folded (read once), the __remote_log_metadata in these dirs
-    findings.extend(tier_scans(partitions, list(seen_paths.values()), getattr(timeline, "cluster", None),
-                               log_starts))
+    if _may_be_tiered(timeline, planned, partitions):
+        from ..tiered.evidence import tier_scans
+
+        findings.extend(tier_scans(partitions, list(seen_paths.values()), getattr(timeline, "cluster", None),
+                                   log_starts))
     for archive in archives_of(seen_paths.values()):
         # members found damaged while they were read (plan_log_dir reported what the archive's index showed)
         known = {finding_key(f) for f in findings}
@@ -232,6 +237,19 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     for p in partitions:
         report.files += p.files
     return report
+
+
+#: the remote log metadata topic (``formats.remote_log_metadata.TOPIC``, whose decoders load only where it is)
+REMOTE_LOG_METADATA = "__remote_log_metadata"
+
+
+def _may_be_tiered(timeline: Any, planned: list[LogDir], partitions: list[PartitionScan]) -> bool:
+    """Whether the tiered-storage evidence can say anything of these log dirs: the metadata log's topic configs, or
+    a ``__remote_log_metadata`` partition among the dirs (each a log dir by its root files: the tiered reader
+    lists what was scanned; a bare one it searches below, so it is asked)."""
+    if timeline is not None or any(ld.is_bare for ld in planned):
+        return True
+    return any(p.topic == REMOTE_LOG_METADATA and p.suffix is None for p in partitions)
 
 
 class FindingFacts(Protocol):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from ..findings import Finding, Severity, worst
 from ..log.side_files import FileRecord
 from ..recovery.plan import RecoveryPlan
-from ..tiered.coverage import TieredFacts
 from ..transactions.model import OpenTransaction, PartitionTransactions
+
+if TYPE_CHECKING:
+    from ..tiered.coverage import TieredFacts
 
 __all__ = ["BrokerIdentity", "CheckpointEntry", "OpenTransaction", "PartitionContext", "PartitionScan", "ScanReport",
            "SegmentFacts", "unseen_findings"]

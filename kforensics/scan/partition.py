@@ -36,7 +36,6 @@ from ..findings import Finding, FindingLog, Severity, finding
 from ..formats.record_batch import COMPRESSION_MASK, MAGIC
 from ..log.batch_table import FLAG_RECOVERED, BatchTable
 from ..log.file_kinds import classify_name
-from ..log.metadata_log import read_metadata_file
 from ..log.partition import ORPHANS_KEPT, PartitionLog
 from ..log.segment import LogSegment
 from ..log.segment_reader import ReadSummary
@@ -419,6 +418,8 @@ def _kraft_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None
     for p, kind in pd.kraft_snapshots:
         if kind.leftover:
             continue  # reported as a leftover; Kafka deletes it
+        from ..log.metadata_log import read_metadata_file  # KRaft's files only: the deep reader, imported here
+
         read = read_metadata_file(p, decode=False)
         log.extend(read.findings)
         if read.record is not None:

@@ -126,3 +126,11 @@ def test_a_deferred_partition_dir_survives_pickling_unlisted(tmp_path):
     copy = pickle.loads(pickle.dumps(pd))
     assert "_deferred" in copy.__dict__
     assert _fields(copy) == _fields(pd)
+
+
+def test_the_scan_names_the_remote_log_metadata_topic_as_its_decoder_does():
+    """The scan looks for the tiered evidence only where it can be, without loading its decoders first."""
+    from kforensics.formats.remote_log_metadata import TOPIC
+    from kforensics.scan.broker import REMOTE_LOG_METADATA
+
+    assert REMOTE_LOG_METADATA == TOPIC

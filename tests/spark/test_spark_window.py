@@ -89,7 +89,7 @@ def scenario_brokers(scenario: Path):
     brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
     if not brokers:
         pytest.skip("no brokers")
-    return brokers, load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+    return brokers, load_replicas({i + 1: [b] for i, b in enumerate(brokers)}, every_summary=True)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
