@@ -45,4 +45,4 @@ def test_spark_and_replay_name_kafkas_leaders_for_the_order_given(spark, tmp_pat
         if p.topic in outcome["states"]:
             assert p.leader == outcome["states"][p.topic][str(p.partition)]["leader"], key
             checked += 1
-    assert checked == 4
+    assert checked == sum(len(parts) for parts in outcome["states"].values()) >= 4  # the lab's and internal topics
