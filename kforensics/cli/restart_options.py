@@ -11,22 +11,22 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _ids(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
-    if value is None:
-        return None
+def _listed(value: str) -> tuple[int, ...]:
+    """The broker ids of ``1,2,3``, in the order given."""
     parts = [v.strip() for v in value.split(",") if v.strip()]
     if not parts or not all(p.isdigit() for p in parts):
         raise click.BadParameter(f"{value!r} is not a comma-separated list of broker ids")
-    return tuple(sorted({int(p) for p in parts}))
+    return tuple(int(p) for p in parts)
+
+
+def _ids(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
+    return None if value is None else tuple(sorted(set(_listed(value))))
 
 
 def _order(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[int, ...] | None:
     if value is None:
         return None
-    parts = [v.strip() for v in value.split(",") if v.strip()]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise click.BadParameter(f"{value!r} is not a comma-separated list of broker ids")
-    ids = tuple(int(p) for p in parts)
+    ids = _listed(value)
     if len(set(ids)) != len(ids):
         raise click.BadParameter(f"{value!r} names a broker twice")
     return ids  # in the order given: that is the point

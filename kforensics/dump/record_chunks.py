@@ -121,16 +121,6 @@ class RecordChunks(EntryRecords):
         if n:
             yield payload, rows
 
-    def _end(self, status: int, done: int, stop: int, in_file: int | None) -> None:
-        """The finding of a decoder's last status (none for ``RS_OK``); ``stop`` within the records section."""
-        if status != kernels.RS_OK:
-            where = stop + in_file if in_file is not None else None
-            self._fail(
-                "RECORD_DECODE_ERROR",
-                f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
-                + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
-                where, record_index=done, decompressed_position=None if in_file is not None else stop)
-
     def _streamed(self, section: bytes) -> Iterator[Chunk]:
         """The records of a large zstd section, decompressed a window at a time (:mod:`.streamed_section`): the
         same rows, in the same chunks of at most ``RECORD_CHUNK``, and the same findings as held whole."""

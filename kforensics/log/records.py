@@ -168,14 +168,19 @@ class EntryRecords:
             if status == kernels.RS_FULL:
                 p = stop
                 continue
-            if status != kernels.RS_OK:
-                where = stop + in_file if in_file is not None else None
-                self._fail(
-                    "RECORD_DECODE_ERROR",
-                    f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
-                    + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
-                    where, record_index=done, decompressed_position=None if in_file is not None else stop)
+            self._end(status, done, stop, in_file)
             return
+
+    def _end(self, status: int, done: int, stop: int, in_file: int | None) -> None:
+        """The finding of a decoder's last status (none for ``RS_OK``); ``stop`` within the records section,
+        ``in_file`` where that section starts in the file (None: decompressed, no file position)."""
+        if status != kernels.RS_OK:
+            where = stop + in_file if in_file is not None else None
+            self._fail(
+                "RECORD_DECODE_ERROR",
+                f"record {done}: {kernels.RECORD_STATUS_TEXT[status]}"
+                + ("" if in_file is not None else f" (at byte {stop} of the decompressed records)"),
+                where, record_index=done, decompressed_position=None if in_file is not None else stop)
 
     def _v2_record(self, payload: bytes | bytearray, row: list[int], c: dict[str, int], log_append: bool,
                    control: bool) -> Record:
