@@ -339,6 +339,23 @@ _("REPLICA_OF_DELETED_TOPIC", LOW, "the controller deleted this topic after its 
 _("PARTITION_NOT_IN_METADATA", LOW, "a partition on disk that the controller never registered", "marked stray")
 
 # ----------------------------------------------------------------------------- internal topics
+# ----------------------------------------------------------------------------- ZooKeeper (ZooKeeper-mode clusters)
+_ = _area("ZooKeeper data dir (ZooKeeper-mode controller state)")
+_("ZOOKEEPER_LOG_DAMAGED", HIGH, "a ZooKeeper transaction log entry that does not read: checksum mismatch, bad "
+  "length, a missing end-of-record byte, bytes that do not decode, or data after the zeros that end the log",
+  "ZooKeeper refuses to load its database at a bad checksum or entry; it ends the log silently at a missing "
+  "end-of-record byte or at zeros, so what follows is lost to Kafka's controller")
+_("ZOOKEEPER_LOG_TORN_TAIL", LOW, "a ZooKeeper transaction log ends in a partial entry (a torn write)",
+  "ZooKeeper ends the log before it: the transaction was never acknowledged")
+_("ZOOKEEPER_SNAPSHOT_DAMAGED", MEDIUM, "a ZooKeeper snapshot that is incomplete, does not decode or whose checksum "
+  "does not match", "ZooKeeper skips it and loads the next older valid snapshot (and the logs after it)")
+_("ZOOKEEPER_STATE_INCOMPLETE", MEDIUM, "damage stopped the reading of ZooKeeper's data dir: the controller state "
+  "read may miss later changes", "ZooKeeper does not start on this data dir until it is repaired")
+_("ZOOKEEPER_FILE_NOT_READ", MEDIUM, "a file of ZooKeeper's data dir that was not read (unreadable, compressed, or "
+  "after damage in an earlier log)", "not applicable")
+_("ZOOKEEPER_ZNODE_UNREADABLE", MEDIUM, "a Kafka znode whose JSON does not decode as Kafka writes it",
+  "Kafka's controller fails on it or skips the partition")
+
 _ = _area("internal topics (__consumer_offsets, __transaction_state, __share_group_state, __remote_log_metadata)")
 # (entries for the internal-topic decoders go here)
 _("INTERNAL_RECORD_UNKNOWN_TYPE", LOW, "an internal-topic record type this tool does not know (a newer broker's)",

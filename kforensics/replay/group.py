@@ -96,7 +96,7 @@ def replay_group(topic: str, partition: int, replicas: list[Replica], *, kafka_v
     entries = timeline.entries(topic, partition, topic_id) if timeline is not None else []
     given = leader is not None or events is not None
     chosen = leadership(topic, replicas, entries, leader=leader, events=events, restart=restart,
-                        tail_missing=bool(getattr(timeline, "tail_missing", False)))
+                        tail_missing=bool(getattr(timeline, "tail_missing", False)), partition=partition)
     events = chosen.events
     work, reload = _windows(replicas, kafka_version, summaries, reload)
     rp, work = _replay(work, reload, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,

@@ -56,14 +56,16 @@ def _record_unclean(entries: list[Any], leader: int) -> Any:
 
 def leadership(topic: str, replicas: list[Replica], entries: list[Any], *, leader: int | None,
                events: list[dict[str, Any]] | None, restart: RestartEvidence | None,
-               tail_missing: bool = False) -> Leadership:
+               tail_missing: bool = False, partition: int | None = None) -> Leadership:
     """The replay's election for one partition (``entries``: the controller's record of it, possibly empty;
-    ``tail_missing``: the metadata log lost its tail, so a later record may have changed the registration)."""
+    ``tail_missing``: the metadata log lost its tail, so a later record may have changed the registration;
+    ``partition``: its number, for ZooKeeper's record when ``restart`` carries one)."""
     ids = sorted(r.broker_id for r in replicas)
     if leader is not None or events is not None:
         return Leadership(with_evidence(events, entries) if events is not None and entries else events, None)
     if not entries:
-        return Leadership(None, None)
+        zk = _zookeeper_choice(topic, partition, restart)
+        return Leadership(None, None) if zk is None else _follow(zk, replicas, ids, [])
     if restart is None:  # no cluster state read: the brokers given are those that return, none known active
         restart = RestartEvidence(ClusterState(), tuple(ids))
     choice = controller_choice(entries[-1], topic, restart)
@@ -71,6 +73,20 @@ def leadership(topic: str, replicas: list[Replica], entries: list[Any], *, leade
         choice.detail += ("; the metadata log lost its tail (METADATA_LOG_INCOMPLETE): a record after the last one "
                           "read may have changed this registration")
         choice.assumptions["metadata log"] = "incomplete: the last registration read may not be the last written"
+    return _follow(choice, replicas, ids, entries)
+
+
+def _zookeeper_choice(topic: str, partition: int | None, restart: RestartEvidence | None) -> LeaderElection | None:
+    """ZooKeeper's answer when the restart evidence carries a ZooKeeper-mode cluster's state (else None)."""
+    if partition is None or getattr(restart, "zookeeper", None) is None:
+        return None
+    from ..zookeeper.election import zookeeper_choice
+
+    return zookeeper_choice(topic, partition, restart)
+
+
+def _follow(choice: LeaderElection, replicas: list[Replica], ids: list[int], entries: list[Any]) -> Leadership:
+    """The replay's events for the controller's choice (KRaft's or ZooKeeper's)."""
     if choice.offline:
         return Leadership(None, choice, no_leader_epoch=choice.leader_epoch)
     if choice.leader not in ids:

@@ -83,12 +83,18 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
                digests: bool = False, metadata: list[Any] | None = None,
                alive: tuple[int, ...] | None = None, running: tuple[int, ...] = (),
-               min_insync_replicas: int | None = None, order: tuple[int, ...] | None = None) -> ReplayReport:
+               min_insync_replicas: int | None = None, order: tuple[int, ...] | None = None,
+               zookeeper: list[Any] | None = None) -> ReplayReport:
     """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
     controller elects (default: every broker given); the others rejoin later as followers.  ``running``: brokers
     that never stopped (active throughout the restart).  ``order``: the order the brokers restart in (the ones it
     does not name after it, in id order).  ``min_insync_replicas``: given, it overrides the metadata
-    log's config for the acknowledgement classes."""
+    log's config for the acknowledgement classes.  ``zookeeper``: ZooKeeper data dirs of a ZooKeeper-mode cluster
+    (those among the log dirs are found too), whose controller state names the leaders (:mod:`kforensics.zookeeper`)."""
+    from ..zookeeper.inputs import split_zookeeper_dirs
+
+    brokers, found = split_zookeeper_dirs(brokers)
+    zk_dirs = [*(zookeeper or []), *found]
     loaded = load_replicas(brokers, kafka_version=kafka_version)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
@@ -107,6 +113,15 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
 
         tl = build_timeline(inputs)
         restart = restart_evidence(loaded, tl.cluster, kafka_version, alive, running, order)
+    zk_findings: list[Finding] = []
+    if zk_dirs:
+        from ..zookeeper.election import with_zookeeper
+        from ..zookeeper.inputs import read_zookeeper_inputs, refuse_both
+
+        refuse_both(inputs, zk_dirs)
+        zk = read_zookeeper_inputs(zk_dirs)
+        restart = with_zookeeper(restart_evidence(loaded, zk.configs, kafka_version, alive, running, order), zk)
+        zk_findings = zk.findings
     tiered = _tiered_evidence(loaded, inputs, restart)
     scans = {s.path: s for rep in loaded.reports for s in rep.partitions} if tiered is not None else {}
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
@@ -125,7 +140,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                                               digests=batch_digests if digests else None,
                                               summaries=loaded.summaries.get((t, p)), restart=restart,
                                               min_insync_replicas=min_insync_replicas))
-    report.findings += tiered.findings if tiered is not None else []
+    report.findings += zk_findings + (tiered.findings if tiered is not None else [])
     report.min_insync_replicas = min_insync_replicas
     report.findings += not_replayed_findings([o for o in loaded.left_out if topic is None or o.topic == topic])
     report.findings += archive_findings(loaded, metadata or [])
