@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .file_kinds import SEGMENT_PARTS, FileKind, PartitionName, classify_name
+from .file_kinds import SEGMENT_PARTS, FileKind, PartitionName
+from .file_kinds import classify_name as _classify_name
 from .listing import Entry, Unreadable, as_path, iter_dir, list_dir
 from .paths import Evidence, EvidencePath
 from .segment import LogSegment
 from .side_files import SideFile, read_side_file
+
+#: a file name's kind (a frozen value): the names of a fleet's partition dirs repeat from dir to dir
+classify_name = functools.lru_cache(maxsize=1 << 14)(_classify_name)
 
 #: offsets in file names are Java longs, KRaft snapshot epochs ints: Kafka cannot parse larger ones
 MAX_OFFSET = 2**63 - 1

@@ -13,8 +13,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-from collections.abc import Callable
+import os
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, finding
@@ -123,4 +126,55 @@ def read_side_file(path: Any, kind: FileKind | str | None = None, *, base_offset
     if decode is not None:
         out.value = decode(data)
         out.findings += [f.at(label) for f in getattr(out.value, "findings", [])]
+    return out
+
+
+#: the largest content :func:`read_side_files` decodes once for every file that holds it
+_SHARED = 4 * KiB
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_local(path: Path, cap: int) -> bytes | None:
+    """The bytes of a local regular file of at most ``cap`` bytes read whole; None for anything else (a file that
+    is not there, not regular, too large, unreadable, or shorter than its size): :func:`read_side_file` says what."""
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > cap:
+            return None
+        data = os.read(fd, st.st_size + 1) if st.st_size else b""
+        return data if len(data) == st.st_size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_side_files(paths: Sequence[Any], kind: str) -> list[SideFile]:
+    """:func:`read_side_file` of many files of one kind whose name carries no offset (checkpoints,
+    ``partition.metadata``): the same results, the local files read in one loop and a small content that many
+    files hold (a fleet's leader-epoch checkpoints) decoded once, as the decoders are pure (bytes in, value out)."""
+    cap = CAPS.get(kind, 64 * MiB)
+    decode = decoder(kind)
+    seen: dict[bytes, tuple[str, Any]] = {}
+    out = []
+    for path in paths:
+        data = _read_local(path, cap) if isinstance(path, Path) else None
+        if data is None:
+            out.append(read_side_file(path, kind))
+            continue
+        label = str(path)
+        known = seen.get(data)
+        digest = known[0] if known is not None else hashlib.sha256(data).hexdigest()
+        sf = SideFile(label, kind, record=FileRecord(label, kind, len(data), digest))
+        if decode is not None:
+            value = known[1] if known is not None else decode(data)
+            sf.value = value
+            sf.findings = [f.at(label) for f in getattr(value, "findings", [])]
+        if known is None and len(data) <= _SHARED:
+            seen[data] = (digest, sf.value)
+        out.append(sf)
     return out

@@ -10,7 +10,7 @@ its executors scan with the same :func:`~kforensics.scan.partition.scan_partitio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,11 +22,15 @@ from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
 from ..log.log_dir import LogDir, open_log_dir
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
+from ..log.small_segments import SMALL_ROUND
 from ..log.sources import LISTED
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
+from .small_partitions import WalkedPartition, plain_segment, scan_small_partitions
 
 SCHEMA_VERSION = 2
+#: whether scans take plain small partition dirs together by default (the tests compare both ways)
+BATCHED = True
 
 
 # the paths given are not what a scan takes (no log dir, several brokers): a usage error, not damage
@@ -172,12 +176,15 @@ def _root_context(ld: LogDir, broker: BrokerIdentity, findings: FindingLog, file
 def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
                   batch_sink: Callable[..., Any] | None = None,
                   progress: Callable[[int], None] | None = None,
-                  on_partition: Callable[[str], None] | None = None) -> ScanReport:
+                  on_partition: Callable[[str], None] | None = None, batched: bool | None = None) -> ScanReport:
     """Scan the log dirs of one broker (several for JBOD).
 
     ``batch_sink(partition_scan, segment, table)`` receives every chunk of
-    batch headers as it is read (the Parquet writer, the replay).
+    batch headers as it is read (the Parquet writer, the replay).  ``batched``: plain partition dirs of one small
+    segment are scanned together (:mod:`.small_partitions`; the same results as one by one, which False forces;
+    None: :data:`BATCHED`).
     """
+    batched = BATCHED if batched is None else batched
     broker = BrokerIdentity()
     findings = FindingLog()
     files: list[FileRecord] = []
@@ -198,7 +205,7 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
         plan = plan_log_dir(path, broker, findings, files, checkpoints)
         planned.append(plan.log_dir)
         log_starts.update(plan.context.log_start_offsets)
-        for pd, pctx in plan.partitions:
+        for pd, pctx, walked in _in_rounds(plan.partitions, kafka_version, batched):
             if on_partition:
                 on_partition(pd.dir_name)
             if pd.name.suffix is None and pd.is_metadata_log:
@@ -211,8 +218,15 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
                                                                 "refuses to start with a partition in two log dirs",
                                          file=pd.path, other=where[tp]))
                 where.setdefault(tp, str(pd.path))
-            partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
-                                             progress=progress))
+            if walked is None:
+                partitions.append(scan_partition(pd, pctx, kafka_version=kafka_version, batch_sink=batch_sink,
+                                                 progress=progress))
+                continue
+            partitions.append(walked.scan)
+            if batch_sink is not None:
+                batch_sink(pd, walked.segment, walked.table)
+            if progress:
+                progress(walked.scan.bytes)
     name_truncated_topics(partitions, findings)
     timeline = None
     if metadata_logs:
@@ -237,6 +251,24 @@ def scan_log_dirs(paths: Iterable[Any], *, kafka_version: KafkaVersion = LATEST,
     for p in partitions:
         report.files += p.files
     return report
+
+
+def _in_rounds(planned: list[tuple[PartitionLog, PartitionContext]], kafka_version: KafkaVersion, batched: bool
+               ) -> Iterator[tuple[PartitionLog, PartitionContext, WalkedPartition | None]]:
+    """The planned partition dirs in order, each with its scan when it was scanned with others (None: to scan on its
+    own); :data:`~kforensics.log.small_segments.SMALL_ROUND` dirs at a time."""
+    for lo in range(0, len(planned), SMALL_ROUND):
+        part = planned[lo:lo + SMALL_ROUND]
+        done: list[WalkedPartition | None] = [None] * len(part)
+        if batched:
+            plain = [(i, seg) for i, (pd, _) in enumerate(part) if (seg := plain_segment(pd)) is not None]
+            if plain:
+                got = scan_small_partitions([(part[i][0], part[i][1], seg) for i, seg in plain],
+                                            kafka_version=kafka_version)
+                for (i, _), w in zip(plain, got):
+                    done[i] = w
+        for (pd, pctx), w in zip(part, done):
+            yield pd, pctx, w
 
 
 #: the remote log metadata topic (``formats.remote_log_metadata.TOPIC``, whose decoders load only where it is)

@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 SCAN_WINDOW = 4 << 20
 SCAN_ROWS = 1 << 14
 
+#: a partition dir's side files read before its scan, by kind (a kind absent: the dir has no such file)
+SideFiles = dict[str, SideFile]
+
 #: ``sink(partition, segment, table)``: receives every chunk of batch headers, in file order
 BatchSink = Callable[[PartitionLog, LogSegment, BatchTable], None]
 
@@ -167,24 +170,37 @@ def scan_partition(pd: PartitionLog, ctx: PartitionContext, *, kafka_version: Ka
     ``CoordinatorView`` or a callable giving one, called only when the partition has transactions); None: the
     one :func:`transaction_coordinator` set, if any.
     """
-    scan = PartitionScan(str(pd.path.parent), pd.dir_name, pd.topic, pd.partition, pd.name.suffix,
-                         high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
-                         cleaner_offset=ctx.cleaner_offset)
-    mode = kafka_version
-    log = FindingLog()
-    path = str(pd.path)
-
-    _partition_files(scan, pd, log)
+    scan, log = _open_scan(pd, ctx)
     walk = _Walk(scan, log, ctx)
     if pd.unlisted is not None:
         scan.complete = False
     _walk_segments(scan, pd, walk, ctx, log, batch_sink, progress)
+    return _conclude(scan, pd, ctx, walk, log, kafka_version, coordinator)
+
+
+def _open_scan(pd: PartitionLog, ctx: PartitionContext, side: SideFiles | None = None
+               ) -> tuple[PartitionScan, FindingLog]:
+    """A partition's scan before its segments are read: its row, and the findings of its files but the segments'.
+    ``side``: its ``partition.metadata`` and leader-epoch checkpoint as read already (None: read them here)."""
+    scan = PartitionScan(str(pd.path.parent), pd.dir_name, pd.topic, pd.partition, pd.name.suffix,
+                         high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
+                         cleaner_offset=ctx.cleaner_offset)
+    log = FindingLog()
+    _partition_files(scan, pd, log, side)
+    return scan, log
+
+
+def _conclude(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, walk: _Walk, log: FindingLog,
+              mode: KafkaVersion, coordinator: Any, side: SideFiles | None = None) -> PartitionScan:
+    """What follows the walk of a partition's segments: log bounds, watermarks, epoch cache, producer state, and
+    what loading does at the next start."""
+    path = str(pd.path)
     _log_bounds(scan, pd, ctx, walk, log)
     log.extend(check_watermarks(path=path, log_start=scan.log_start_offset, log_end=scan.log_end_offset,
                                 high_watermark=ctx.high_watermark, recovery_point=ctx.recovery_point,
                                 complete=scan.complete, hw_checkpoint_present=ctx.hw_checkpoint_present,
                                 is_metadata_log=pd.is_metadata_log))
-    cp = _epoch_cache(scan, pd, ctx, walk, log, mode)
+    cp = _epoch_cache(scan, pd, ctx, walk, log, mode, side)
     _producer_state(scan, pd, walk, log, coordinator)
 
     # ---- what loading does at the next start
@@ -218,9 +234,9 @@ def _kafka_refuses(cp: Any) -> bool:
     return cp is not None and cp.record is not None and (cp.value is None or cp.value.kafka_refuses)
 
 
-def _partition_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog) -> None:
+def _partition_files(scan: PartitionScan, pd: PartitionLog, log: FindingLog, side: SideFiles | None) -> None:
     """The partition's ``partition.metadata``, its listing (leftovers, unknown and irregular files), KRaft files."""
-    pm = pd.read_partition_metadata()
+    pm = pd.read_partition_metadata() if side is None else side.get("partition_metadata")
     if pm is not None:
         log.extend(pm.findings)
         scan.files += [pm.record] if pm.record else []
@@ -301,7 +317,7 @@ def _log_bounds(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, wa
 
 
 def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, walk: _Walk, log: FindingLog,
-                 mode: KafkaVersion) -> Any:
+                 mode: KafkaVersion, side: SideFiles | None = None) -> Any:
     """The leader-epoch cache as written against the one rebuilt from the batches.  Returns the checkpoint read
     (a side-file read, or None when there is no checkpoint)."""
     path = str(pd.path)
@@ -309,7 +325,7 @@ def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, w
     scan.epoch_cache_rebuilt = rebuilt.entries
     scan.epochs_seen = sorted({e for e, _, m in walk.epoch_rows if m == MAGIC and e >= 0})
     log.extend(f.at(path) for f in notes)
-    cp = pd.read_leader_epoch_checkpoint()
+    cp = pd.read_leader_epoch_checkpoint() if side is None else side.get("leader_epoch_checkpoint")
     if cp is not None:
         log.extend(cp.findings)
         scan.files += [cp.record] if cp.record else []
