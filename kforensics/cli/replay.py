@@ -15,7 +15,7 @@ from .options import (
     metadata_option,
     min_severity_option,
 )
-from .replay_inputs import replay_input_options, resolve_replay_inputs
+from .replay_inputs import replay_input_options, resolve_replay_inputs, zookeeper_option
 from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
               help="List key/value SHA-256 of every lost or forked record (reads them back).")
 @metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                  "inside the brokers' log dirs.")
+@zookeeper_option
 @format_option()
 @click.option("-v", "--verbose", is_flag=True,
               help="Text output: every partition in detail and every finding (by default partitions with nothing to "
@@ -48,7 +49,8 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
            partition: int | None, kafka_version: KafkaVersion, leader: int | None, alive: tuple[int, ...] | None,
            running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None, min_insync_replicas: int | None,
            what_if: bool, digests: bool,
-           metadata: tuple[str, ...], fmt: str, verbose: bool, min_severity: Severity | None) -> None:
+           metadata: tuple[str, ...], zookeeper: tuple[str, ...], fmt: str, verbose: bool,
+           min_severity: Severity | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
@@ -63,6 +65,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
       kforensics replay /snap/b1 /snap/b2 /snap/b3
       kforensics replay --broker 1=/snap/b1 --broker 2=/snap/b2 --kafka-version 2.0.0 --what-if
       kforensics replay --scenario fixtures/scenarios/kip101-s2-two-hard-failures --kafka-version 0.10
+      kforensics replay /snap/b1 /snap/b2 /snap/b3 --zookeeper /snap/zk --restart-order 3,1,2 --kafka-version 2.8
     """
     from ..replay.report import replay_all
     from ..verdict_rules import fails_replay
@@ -73,7 +76,8 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     report = replay_all(inputs.brokers, kafka_version=kafka_version, topic=topic, partition=partition,
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
                         metadata=inputs.metadata, alive=alive,
-                        running=running or (), min_insync_replicas=min_insync_replicas, order=restart_order)
+                        running=running or (), min_insync_replicas=min_insync_replicas, order=restart_order,
+                        zookeeper=list(zookeeper))
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

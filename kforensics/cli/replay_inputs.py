@@ -32,6 +32,17 @@ def replay_input_options(fn: F) -> F:
     return click.argument("log_dirs", nargs=-1, type=EVIDENCE_PATH)(fn)
 
 
+def zookeeper_option(fn: F) -> F:
+    """``--zookeeper DIR`` (repeatable): a ZooKeeper-mode cluster's ZooKeeper data dir (symmetric with
+    ``--metadata``); a data dir among LOG_DIRS is found without it."""
+    from .options import EVIDENCE_PATH
+
+    return click.option("--zookeeper", "zookeeper", multiple=True, type=EVIDENCE_PATH, metavar="DIR",
+                        help="A ZooKeeper data dir (holding version-2/ with snapshot.* and log.*) of a ZooKeeper-mode "
+                             "cluster: the controller's partition states name the leaders and epochs (found "
+                             "automatically among LOG_DIRS); not with a KRaft metadata log.")(fn)
+
+
 @dataclass
 class ReplayInputs:
     """What the command line names, resolved for :func:`kforensics.replay.report.replay_all`."""

@@ -11,7 +11,7 @@ import click
 
 from ..errors import ExitCode
 from .options import format_option, kafka_version_option, metadata_option
-from .replay_inputs import replay_input_options, resolve_replay_inputs
+from .replay_inputs import replay_input_options, resolve_replay_inputs, zookeeper_option
 from .restart_options import alive_option, min_insync_replicas_option
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 @min_insync_replicas_option
 @metadata_option("A KRaft metadata log (dir or files) to take leaders and epochs from; found automatically "
                  "inside the brokers' log dirs.")
+@zookeeper_option
 @click.option("--produce", "bootstrap", metavar="BOOTSTRAP",
               help="Put the salvaged records back into this cluster (dry run unless --send).")
 @click.option("--send/--dry-run", default=False, show_default=True,
@@ -58,14 +59,14 @@ def _topic_map(specs: tuple[str, ...]) -> dict[str, str]:
 def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, out_dir: str,
             topic: str | None, partition: int | None, kafka_version: KafkaVersion, leader: int | None,
             alive: tuple[int, ...] | None, running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None,
-            min_insync_replicas: int | None, metadata: tuple[str, ...],
+            min_insync_replicas: int | None, metadata: tuple[str, ...], zookeeper: tuple[str, ...],
             bootstrap: str | None, send: bool,
             topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str) -> None:
     """Export the records the replay says a replica loses and no surviving replica keeps; put them back.
 
     Takes replay's inputs (LOG_DIRS, --broker ID=DIR or --scenario DIR, with
-    --metadata, --kafka-version, --leader, --alive, --running and
-    --restart-order), and its leader.  Reads the evidence only; writes
+    --metadata or --zookeeper, --kafka-version, --leader, --alive, --running
+    and --restart-order), and its leader.  Reads the evidence only; writes
     salvaged.parquet and salvaged.jsonl (kcat's -J envelope) into --out.
     Payloads framed for a Schema Registry whose _schemas topic is in the
     evidence are decoded for display.  Exit 1 when there are records to
@@ -81,12 +82,13 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     from ..outputs import refuse_output_in_evidence
 
     inputs = resolve_replay_inputs(log_dirs, broker_dirs, scenario, metadata)
-    refuse_output_in_evidence(out_dir, inputs.evidence)  # the files and the produce ledger: never in evidence
+    # the files and the produce ledger: never in evidence (the ZooKeeper data dir is evidence too)
+    refuse_output_in_evidence(out_dir, [*inputs.evidence, *zookeeper])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
                        alive=alive, running=running or (), min_insync_replicas=min_insync_replicas,
-                       order=restart_order)
+                       order=restart_order, zookeeper=list(zookeeper))
     plan = None
     if bootstrap is not None:
         plan = _produce(out, bootstrap, send=send, topic_map=_topic_map(topic_map), include_aborted=include_aborted,

@@ -8,7 +8,7 @@ same however the job is started.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -38,6 +38,10 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
                  "(repeatable); those among the snapshots are found automatically.  Its cluster is the one "
                  "meta.properties beside it names, else the snapshots' when they are of one cluster; or say it "
                  "with CLUSTER=PATH.", metavar="[CLUSTER=]PATH", local_only=False)
+@click.option("--zookeeper", "zookeeper", multiple=True, metavar="DIR",
+              help="The ZooKeeper data dir of a ZooKeeper-mode cluster (version-2/ with snapshot.* and log.*): its "
+                   "controller's partition states name the leaders and epochs; one among the snapshots is found "
+                   "automatically.  Not with a KRaft metadata log.")
 @alive_option
 @min_insync_replicas_option
 @click.option("--overwrite", is_flag=True, help="Replace the tables of an earlier run in --out (nothing else).")
@@ -51,7 +55,7 @@ if TYPE_CHECKING:  # the job's modules and Spark are imported only when the comm
 def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: str | None, confs: tuple[str, ...],
           kafka_version: KafkaVersion, metadata: tuple[str, ...], alive: tuple[int, ...] | None,
           running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None, min_insync_replicas: int | None,
-          overwrite: bool,
+          zookeeper: tuple[str, ...], overwrite: bool,
           fmt: str, tables: str | None, fail_on: Severity) -> None:
     """Scan and replay many archived broker snapshots on Spark.
 
@@ -100,14 +104,15 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     if not snaps:
         raise click.UsageError("no snapshots (paths, globs or --manifest)")
     meta = parse_metadata(list(metadata))
-    check_output(out, snaps, overwrite, meta, manifest)
+    snaps, zk = _zookeeper_dirs(snaps, zookeeper)
+    check_output(out, snaps, overwrite, [*meta, *zk], manifest)
     located = locate(snaps)
     check_master(master)
     from ..spark.job import JobOptions
 
     options = JobOptions(kafka_version=kafka_version, overwrite=overwrite, metadata=meta, manifest=manifest,
                          tables=chosen_tables, alive=alive, running=running or (), restart_order=restart_order,
-                         min_insync_replicas=min_insync_replicas)
+                         min_insync_replicas=min_insync_replicas, zookeeper=tuple(zk))
     summary = _run(master, conf, located, out, options)
     if fmt == "json":
         from .json_out import write_document
@@ -116,6 +121,15 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
     else:
         render_text(summary, sys.stdout)
     sys.exit(exit_code(summary, fail_on))
+
+
+def _zookeeper_dirs(snaps: list[Any], zookeeper: tuple[str, ...]) -> tuple[list[Any], list[str]]:
+    """The snapshots that are broker log dirs, and the ZooKeeper data dirs (``--zookeeper`` and those among the
+    snapshots); a ZooKeeper data dir with a KRaft metadata log is refused later, once the snapshots are planned."""
+    from ..log.zookeeper_data_dir import zookeeper_root
+
+    found = [s for s in snaps if zookeeper_root(s.spec) is not None]
+    return [s for s in snaps if s not in found], [*zookeeper, *(s.spec for s in found)]
 
 
 def _conf(confs: tuple[str, ...]) -> dict[str, str]:

@@ -86,6 +86,7 @@ class JobOptions:
     running: tuple[int, ...] = ()  # brokers that never stopped: active throughout the restart
     restart_order: tuple[int, ...] | None = None  # the order the brokers restart in (None: every order tried)
     min_insync_replicas: int | None = None  # given: the acknowledgement classes' setting for every topic
+    zookeeper: tuple[str, ...] = ()  # ZooKeeper data dirs of a ZooKeeper-mode cluster: its controller's record
 
     def __post_init__(self) -> None:
         # parsed once: a caller of the library may give the version and the tables as text (a notebook, a test)
@@ -111,6 +112,15 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
     timelines, found = build_timelines(planned, explicit)
     restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running,
                                options.restart_order)
+    if options.zookeeper:
+        from ..zookeeper.inputs import refuse_both
+        from .restart import zookeeper_restart_evidence
+
+        refuse_both(list(timelines), list(options.zookeeper))
+        restart, zk_findings = zookeeper_restart_evidence(planned, list(options.zookeeper), options.kafka_version,
+                                                          options.alive, options.running, options.restart_order)
+        for cluster in restart:
+            found[cluster] = found.get(cluster, []) + zk_findings
     # tiered storage: per snapshot in its info (before the scan stage broadcasts it), per cluster for the replay
     return _Driver(planned, timelines, found, restart, read_tiered(planned, timelines, restart))
 
