@@ -67,8 +67,9 @@ def _recompare(args) -> int:
             p = r["predictions"]
             meta = None if p.get("zookeeper_mode") else d / "evidence" / "controller-100" / "__cluster_metadata-0"
             ev, flag = d / "evidence", p.get("kafka_version_flag", "latest")
-            order = None if meta is None else r["outcome"].get("order")
-            p["spark"] = run_spark(kforensics_argv(), ev, d / "predictions", flag, meta, 900, order)
+            zk = ev / "zookeeper" if meta is None else None  # ZooKeeper mode: the controller's state is there
+            p["spark"] = run_spark(kforensics_argv(), ev, d / "predictions", flag, meta, 900, r["outcome"].get("order"),
+                                   zk)
         elif not args.reuse:
             flag = r.get("predictions", {}).get("kafka_version_flag", "latest") if args.same_flag else r["version"]
             order = r["outcome"].get("order")  # the order the restart used (seeded): the prediction is told it

@@ -77,12 +77,12 @@ def predict(
 ) -> dict:
     """Scan every broker and replay all, modelling kafka_version (a lab version: kforensics' --kafka-version
     gets its release); returns where each JSON went and how each command ended.  ZooKeeper-mode evidence (a
-    zookeeper/ dir, no controller) has no metadata log: the replay runs on the brokers' dirs alone, as
-    kforensics does for ZooKeeper-era clusters.  spark (default: when $KFLAB_SPARK is 1): the spark front
-    end's verdicts too (minutes of a 2-core machine per run: ``kflab recompare --spark`` adds them later).
-    restart_order: the order the lab will start the brokers in (``replay --restart-order``): the operator's plan
-    is an input of the prediction, as it is of Kafka's outcome (KRaft only: without a metadata log the replay has
-    no election model to give it to)."""
+    zookeeper/ dir, no controller) has no metadata log: the replay reads ZooKeeper's data dir instead
+    (``--zookeeper``), where the ZooKeeper-era controller's partition states are.  spark (default: when
+    $KFLAB_SPARK is 1): the spark front end's verdicts too (minutes of a 2-core machine per run: ``kflab recompare
+    --spark`` adds them later).  restart_order: the order the lab will start the brokers in (``replay
+    --restart-order``): the operator's plan is an input of the prediction, as it is of Kafka's outcome (both
+    modes: both controller models take it)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     spark = os.environ.get("KFLAB_SPARK", "0") == "1" if spark is None else spark
     kf = kforensics_argv()
@@ -91,8 +91,9 @@ def predict(
     res = {"scan": {}, "kforensics": " ".join(kf), "kafka_version_flag": kafka_version, "zookeeper_mode": zk}
     meta = evidence / node_name(CONTROLLER) / "__cluster_metadata-0"
     replay = ["replay", *[str(evidence / node_name(b)) for b in BROKERS]]
-    replay += [] if zk else ["--metadata", str(meta)]
-    if restart_order and not zk:
+    zk_dir = evidence / node_name(ZOOKEEPER)
+    replay += ["--zookeeper", str(zk_dir)] if zk else ["--metadata", str(meta)]
+    if restart_order:
         replay += ["--restart-order", ",".join(map(str, restart_order))]
         res["restart_order"] = list(restart_order)
     replay += ["--format", "json", "--kafka-version", kafka_version]
@@ -118,19 +119,20 @@ def predict(
     res["scan"] = {b: f.result() for b, f in done.items()}
     if spark:  # after the others: Spark's JVM alone is as heavy as all of them
         res["spark"] = run_spark(kf, evidence, out_dir, kafka_version, None if zk else meta, timeout_s * 2,
-                                 None if zk else restart_order)
+                                 restart_order, zk_dir if zk else None)
     (out_dir / "commands.json").write_text(json.dumps(res, indent=1))
     return res
 
 
 def run_spark(kf: list[str], evidence: Path, out_dir: Path, kafka_version: str, meta: Path | None, timeout_s: int,
-              restart_order: list[int] | None = None):
+              restart_order: list[int] | None = None, zookeeper: Path | None = None):
     """``kforensics spark`` over the same broker dirs (local[1], the verdicts table only); its verdicts are
     saved as spark-verdicts.json, keyed like the replay's replicas, for the comparison with the replay."""
     tables = out_dir / "spark"
     argv = kf + ["spark", *[str(evidence / node_name(b)) for b in BROKERS], "--out", str(tables), "--overwrite"]
     argv += ["--master", "local[1]", "--tables", "verdicts", "--format", "json", "--kafka-version", kafka_version]
     argv += ["--metadata", str(meta)] if meta else []
+    argv += ["--zookeeper", str(zookeeper)] if zookeeper else []
     argv += ["--restart-order", ",".join(map(str, restart_order))] if restart_order else []
     env = dict(os.environ)
     if Path(JDK17, "bin", "java").exists():  # Spark runs on 17; the lab may be running Kafka on another Java

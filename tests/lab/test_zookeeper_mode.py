@@ -64,15 +64,19 @@ def test_zookeeper_shell_answers_pair_with_paths():
     assert json.loads(got["/controller"])["brokerid"] == 1
 
 
-def test_zookeeper_evidence_is_replayed_without_metadata(tmp_path, monkeypatch):
+def test_zookeeper_evidence_is_replayed_with_zookeepers_data_dir(tmp_path, monkeypatch):
+    # ZooKeeper mode has no metadata log: the controller's partition states are in ZooKeeper's data dir, and the
+    # replay is told the restart's order as in KRaft mode
     ev = tmp_path / "evidence"
     for n in cl.nodes("2.8.2"):
         (ev / cl.node_name(n)).mkdir(parents=True)
     seen = []
     monkeypatch.setattr(predict, "_run", lambda argv, out, t: seen.append(argv) or {"argv": argv, "exit": 0})
-    res = predict.predict(ev, tmp_path / "pred", kafka_version="2.8.2", spark=False)
+    res = predict.predict(ev, tmp_path / "pred", kafka_version="2.8.2", spark=False, restart_order=[3, 1, 2])
     replay = next(a for a in seen if "replay" in a)
     assert res["zookeeper_mode"] and "--metadata" not in replay
+    assert replay[replay.index("--zookeeper") + 1] == str(ev / "zookeeper")
+    assert replay[replay.index("--restart-order") + 1] == "3,1,2"
     assert replay[replay.index("--kafka-version") + 1] == "2.8.2"
 
 
