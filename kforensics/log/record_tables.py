@@ -1,11 +1,15 @@
 """The columnar deep path: every record of a segment as record tables, no Python object per record.
 
 Uncompressed v2 batches are decoded many at a time by one compiled call on
-the bytes the reader holds.  Compressed ones are decompressed one by one with
-contexts reused from batch to batch (:class:`~kforensics.formats.compression.Decompressor`),
-their payloads gathered into one buffer, and decoded many at a time by the
-same call, so a batch of ten records costs a decompression and a few list
-appends in Python, not a kernel call and a table of its own.
+the bytes the reader holds.  lz4 and zstd batches are decompressed many at a
+time by one compiled call too (the ``inflate`` kernel, which calls the codec
+libraries' C entry points) into one reused buffer, then decoded from it by
+the same call as uncompressed ones: a chunk of small compressed batches costs
+two compiled calls, nothing per batch in Python.  A batch the kernel does not
+settle (damage, a payload larger than the buffer, gzip and snappy) is
+decompressed in Python with contexts reused from batch to batch
+(:class:`~kforensics.formats.compression.Decompressor`), which gives the
+findings; such payloads are gathered and decoded many at a time as well.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from ..formats import record_batch
 from ..formats.compression import Decompressor
 from . import kernels
 from .batch_table import BatchTable
+from .kernels.codecs import HAVE_INFLATE, Contexts
+from .kernels.inflate import INFLATE_DONE, INFLATE_FULL
 from .kernels.kernel_set import Kernels
 from .kernels.records_columns import BATCH_INFO
 from .record_offsets import OffsetOrder, last_offset_delta
@@ -56,17 +62,61 @@ def iter_record_tables(reader: SegmentReader, *, max_decompressed: int = DEFAULT
     """
     K = kernels.get()
     dec = Decompressor()  # one per walk: its contexts serve every compressed batch of the segment
-    for table in reader.tables():
-        yield from _RecordTables(K, table, reader, max_decompressed, rows, dec).run()
+    inflater = Inflater(K) if HAVE_INFLATE else None
+    try:
+        for table in reader.tables():
+            yield from _RecordTables(K, table, reader, max_decompressed, rows, dec, inflater).run()
+    finally:
+        if inflater is not None:
+            inflater.close()
+
+
+class Inflater:
+    """The ``inflate`` kernel's state for one walk: the codec contexts, the output buffer (:data:`GROUP_BYTES`,
+    reused for every run of batches) and scratch arrays, allocated once."""
+
+    def __init__(self, K: Kernels):
+        self.K = K
+        self.contexts = Contexts()
+        self.dst = np.empty(GROUP_BYTES, dtype=np.uint8)
+        self.sizes = np.zeros(6, dtype=np.int64)
+        self.info = np.empty((0, 3), dtype=np.int64)
+        self.out = np.empty((0, 2), dtype=np.int64)
+
+    def batches(self, codec: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Set the chunk's compressed batches: codec id and records section (``starts``..``ends`` of the held
+        bytes) of each."""
+        n = len(codec)
+        if len(self.info) < n:  # grown, never shrunk: the next chunks reuse it
+            self.info = np.empty((3, n), dtype=np.int64).T
+            self.out = np.empty((n, 2), dtype=np.int64)
+        info = self.info[:n]
+        info[:, 0] = codec
+        info[:, 1] = starts
+        info[:, 2] = ends
+        self.n = n
+
+    def run(self, src: np.ndarray, j: int, limit: int) -> tuple[int, int]:
+        """Decompress the chunk's batches from ``j`` into :attr:`dst`, one after another: ``(batches done,
+        status)``; each done batch's payload lies at ``out[j + k]`` (start, end) of :attr:`dst`."""
+        c = self.contexts
+        done, status = self.K.inflate(src, self.info[j : self.n], self.dst, limit, c.zstd, c.lz4, self.sizes,
+                                      self.out[j : self.n])
+        return int(done), int(status)
+
+    def close(self) -> None:
+        """Free the codec contexts."""
+        self.contexts.close()
 
 
 class _RecordTables:
     """The record tables of one chunk of batches (see :func:`iter_record_tables`)."""
 
     def __init__(self, K: Kernels, table: BatchTable, reader: SegmentReader, max_decompressed: int, rows: int,
-                 dec: Decompressor):
+                 dec: Decompressor, inflater: Inflater | None = None):
         self.K, self.table, self.reader, self.max_decompressed, self.rows = K, table, reader, max_decompressed, rows
         self.dec = dec
+        self.inflater = inflater
         self.label = reader.label
         # (rows, batch index per row, offset per row, timestamp per row)
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
@@ -177,38 +227,35 @@ class _RecordTables:
             yield self._emit()
 
     def _compressed(self, packed: np.ndarray, buf: np.ndarray, file_pos: int) -> Iterator[TablePair]:
-        """Compressed batches: decompressed one by one, decoded a group of payloads per compiled call."""
+        """Compressed batches: runs of lz4/zstd ones decompressed by the ``inflate`` kernel, the others one by one
+        in Python; decoded a run or a group of payloads per compiled call, in batch order."""
         t = self.table
-        mv = buf.data
-        group: list[int] = []
-        pieces: list[bytes | bytearray] = []
-        total = 0
-        one_call, limit = self.dec.one_call, self.max_decompressed
         rel = t["position"][packed] - file_pos
-        for i, a, b, codec in zip(packed.tolist(), (rel + record_batch.HEADER_SIZE).tolist(),
-                                  (rel + t["size_in_bytes"][packed]).tolist(),
-                                  (t["attributes"][packed] & record_batch.COMPRESSION_MASK).tolist()):
-            payload: bytes | bytearray | None = one_call(codec, mv[a:b], limit)  # the common case: one call
-            if payload is None:
-                try:
-                    payload = self.dec.decompress(codec, mv[a:b], magic=2, max_output=limit)
-                except DecodeError as e:
-                    # decoder positions are relative to the records section; an unplaced error goes at the batch
-                    self.pending.append((i, e.finding.at(self.label, offset=file_pos + a, default=file_pos + a
-                                                         - record_batch.HEADER_SIZE)))
+        starts, ends = rel + record_batch.HEADER_SIZE, rel + t["size_in_bytes"][packed]
+        codec = t["attributes"][packed] & record_batch.COMPRESSION_MASK
+        inf = self.inflater
+        native = None
+        if inf is not None:
+            native = ((codec == 3) | (codec == 4)).tolist()
+            inf.batches(codec, starts, ends)
+        held = _Held(self)  # payloads decompressed in Python, waiting to be decoded
+        a_list, b_list, c_list = starts.tolist(), ends.tolist(), codec.tolist()
+        j, n = 0, len(packed)
+        while j < n:
+            if native is not None and inf is not None and native[j]:
+                yield from held.flush()
+                done, status = inf.run(buf, j, self.max_decompressed)
+                if done:
+                    out = inf.out[j : j + done]
+                    yield from self._many(packed[j : j + done], inf.dst, out[:, 0], out[:, 1], -out[:, 0],
+                                          compressed=True)
+                    j += done
+                if status in (INFLATE_DONE, INFLATE_FULL):
                     continue
-                if len(payload) >= GROUP_BYTES:  # a large payload alone: never joined (held once, not twice)
-                    yield from self._group(group, pieces)
-                    group, pieces, total = [], [], 0
-                    yield from self._group([i], [payload])
-                    continue
-            group.append(i)
-            pieces.append(payload)
-            total += len(payload)
-            if total >= GROUP_BYTES:
-                yield from self._group(group, pieces)
-                group, pieces, total = [], [], 0
-        yield from self._group(group, pieces)
+            # this batch the long way: the kernel left it, or there is no kernel for its codec
+            yield from held.add(int(packed[j]), buf.data[a_list[j] : b_list[j]], c_list[j], file_pos + a_list[j])
+            j += 1
+        yield from held.flush()
         self._release_pending(None)
 
     def _group(self, group: list[int], pieces: list[bytes | bytearray]) -> Iterator[TablePair]:
@@ -320,6 +367,46 @@ class _RecordTables:
         merged = [(at[id(f)], f) for f in made] + self._release_pending(before)
         merged.sort(key=lambda x: x[0])  # stable: a batch's findings keep their order
         self.errors[mark:] = [f for _, f in merged]
+
+
+class _Held:
+    """Payloads decompressed in Python, gathered until :data:`GROUP_BYTES` and decoded a group per compiled call
+    (a payload that large alone: held once, never joined)."""
+
+    def __init__(self, tables: _RecordTables):
+        self.tables = tables
+        self.group: list[int] = []
+        self.pieces: list[bytes | bytearray] = []
+        self.total = 0
+
+    def add(self, i: int, data: memoryview, codec: int, at: int) -> Iterator[TablePair]:
+        """Batch ``i``'s records section ``data`` (at file position ``at``): decompressed, or its finding held."""
+        rt = self.tables
+        limit = rt.max_decompressed
+        payload: bytes | bytearray | None = rt.dec.one_call(codec, data, limit)  # the common case: one call
+        if payload is None:
+            try:
+                payload = rt.dec.decompress(codec, data, magic=2, max_output=limit)
+            except DecodeError as e:
+                # decoder positions are relative to the records section; an unplaced error goes at the batch
+                rt.pending.append((i, e.finding.at(rt.label, offset=at, default=at - record_batch.HEADER_SIZE)))
+                return
+            if len(payload) >= GROUP_BYTES:
+                yield from self.flush()
+                yield from rt._group([i], [payload])
+                return
+        self.group.append(i)
+        self.pieces.append(payload)
+        self.total += len(payload)
+        if self.total >= GROUP_BYTES:
+            yield from self.flush()
+
+    def flush(self) -> Iterator[TablePair]:
+        """Decode the payloads gathered so far."""
+        if self.group:
+            group, pieces = self.group, self.pieces
+            self.group, self.pieces, self.total = [], [], 0
+            yield from self.tables._group(group, pieces)
 
 
 __all__ = ["DEFAULT_MAX_DECOMPRESSED", "GROUP_BYTES", "RECORD_TABLE_ROWS", "TablePair", "iter_record_tables"]

@@ -9,6 +9,9 @@ The package, by job (each imports only those above it in this list):
 
 - :mod:`.status`: the status codes the kernels return;
 - :mod:`.crc`: the native CRC-32C and CRC-32 functions the kernels call;
+- :mod:`.codecs`: the zstd and LZ4 C functions ``inflate`` calls, and their
+  contexts;
+- :mod:`.records_columns`, :mod:`.inflate`: the source of two kernels;
 - :mod:`.codegen`: the kernels' source, generated from the declarations;
 - :mod:`.kernel_set`: the ``Kernels`` type, one set of compiled kernels;
 - :mod:`.cache`: where compiled kernels are cached (never evidence, never a

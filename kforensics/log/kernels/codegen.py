@@ -22,7 +22,8 @@ from ...formats.layout import FixedLayout
 from ...formats.record_batch import CountPrefixedArray, NullableVarBytes, VarBytes
 from ...formats.varint import LimitedVarInt
 from ..batch_table import COL
-from . import crc
+from . import codecs, crc
+from .inflate import gen_inflate
 from .records_columns import gen_records_columns
 from .status import (
     RESYNC_FOUND,
@@ -522,6 +523,9 @@ def _header() -> str:
         f"#       into a record table; status {RS_OK} ok, {RS_FULL} table full (call again), others: damage",
         "#   records_many(buf, starts, ends, counts, out, batch_out, status_out) -> (batches done, rows written)",
         "#   records_columns(buf, info, out, batch_out, abs_out, status_out) -> (batches done, rows written)",
+        "#   inflate(src, info, dst, limit, zctx, lctx, sizes, out) -> (batches done, status)   lz4/zstd records",
+        "#       sections decompressed one after another into dst by the codec libraries"
+        + ("" if codecs.HAVE_INFLATE else " (a stub: the libraries were not found)"),
         f"# {crcs}.",
         "",
     ])
@@ -533,7 +537,9 @@ def source() -> tuple[str, tuple[str, ...]]:
     src = (
         _header()
         + _PRELUDE
-        + "\n\n_crc32c = None\n_crc32 = None\n\n\n"
+        + "\n\n_crc32c = None\n_crc32 = None\n"
+        + "".join(f"{external_name(sym)} = None\n" for sym in codecs.FUNCTIONS)
+        + "\n\n"
         + gen_walk()
         + "\n\n"
         + gen_resync()
@@ -543,8 +549,16 @@ def source() -> tuple[str, tuple[str, ...]]:
         + _RECORDS_MANY
         + "\n\n"
         + gen_records_columns(rec_cols)
+        + "\n\n"
+        + gen_inflate(codecs.HAVE_INFLATE)
     )
     return src, rec_cols
+
+
+def external_name(symbol: str) -> str:
+    """The global a native function is known by in the generated source (``kforensics_zstd_stream`` ->
+    ``_zstd_stream``)."""
+    return "_" + symbol.removeprefix("kforensics_")
 
 
 def record_columns() -> tuple[str, ...]:

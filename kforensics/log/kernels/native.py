@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...errors import KforensicsError
+from . import codecs
 from .kernel_set import Kernels
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
 #: bumped whenever the entry points' C signatures or the library's file format change, so an older library is never
 #: loaded (2: sealed with its SHA-256)
-ABI = 2
+ABI = 3  # 3: inflate, and the codec libraries' functions called through pointers
 
 # argument kinds of the entry points: how a Python argument becomes C arguments
 BYTES = "bytes"  # a uint8 buffer read by the kernel: pointer, length (made contiguous if it is not: the kernels
@@ -82,6 +83,8 @@ ENTRY_POINTS = {
     "records": ("decode_records", (BYTES, INT, INT, INT, TABLE), 3),
     "records_many": ("decode_records_many", (BYTES, IVEC, IVEC, IVEC, TABLE, OVEC, OVEC), 2),
     "records_columns": ("decode_records_columns", (BYTES, TABLE, TABLE, OVEC, TABLE, TABLE), 2),
+    # dst is written: a contiguous uint8 array is passed as it is, never copied
+    "inflate": ("inflate", (BYTES, TABLE, BYTES, INT, INT, INT, OVEC, TABLE), 2),
 }
 
 _CRC_POINTERS = ("kforensics_crc32c_ptr", "kforensics_crc32_ptr")
@@ -206,6 +209,8 @@ def _bind(lib: ctypes.CDLL, path: str, record_columns: tuple[str, ...], crcs: Cr
     for name, fn in zip(_CRC_POINTERS, crcs):
         if fn is not None:
             ctypes.c_void_p.in_dll(lib, name).value = ctypes.cast(fn, ctypes.c_void_p).value
+    for sym, fn in codecs.EXTERNALS.items():
+        ctypes.c_void_p.in_dll(lib, f"{sym}_ptr").value = ctypes.cast(fn, ctypes.c_void_p).value
     calls = {}
     for name, (attr, kinds, nres) in ENTRY_POINTS.items():
         fn = getattr(lib, f"kf_{name}")
@@ -213,7 +218,7 @@ def _bind(lib: ctypes.CDLL, path: str, record_columns: tuple[str, ...], crcs: Cr
         fn.argtypes = _c_argtypes(kinds)
         calls[attr] = _EntryPoint(fn, kinds, nres, attr, fallback)
     k = Kernels(calls["walk"], calls["resync"], calls["decode_records"], calls["decode_records_many"],
-                record_columns, calls["decode_records_columns"])
+                record_columns, calls["decode_records_columns"], calls["inflate"])
     k.native = path
     return k
 
@@ -424,17 +429,25 @@ def _entry_point(ctx: Any, module: Any, name: str, kinds: tuple[str, ...], sig: 
 
 
 def _crc_shims(module: Any, i32: Any, i64: Any) -> None:  # llvmlite's module and integer types
-    """The CRC functions the kernels call by name, as calls through pointers the loader sets (the library is
-    built once and loaded into processes where the CRC code lies at other addresses)."""
+    """The CRC and codec functions the kernels call by name, as calls through pointers the loader sets (the
+    library is built once and loaded into processes where that code lies at other addresses)."""
     from llvmlite import ir
 
-    for sym, width in (("kforensics_crc32c", i32), ("kforensics_crc32", i64)):
-        fty = ir.FunctionType(width, [width, i64, i64])
+    c_type = {"u64": i64, "u32": i32, "ptr": i64, "void": ir.VoidType()}
+    shims = [(sym, width, [width, i64, i64]) for sym, width in (("kforensics_crc32c", i32), ("kforensics_crc32", i64))]
+    shims += [(sym, c_type[res], [c_type[a] for a in args])
+              for sym, (_lib, _name, res, args) in codecs.FUNCTIONS.items()]
+    for sym, result, params in shims:
+        fty = ir.FunctionType(result, params)
         slot = ir.GlobalVariable(module, fty.as_pointer(), f"{sym}_ptr")
         slot.initializer = ir.Constant(fty.as_pointer(), None)
         fn = ir.Function(module, fty, sym)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.ret(b.call(b.load(slot), fn.args))
+        called = b.call(b.load(slot), fn.args)
+        if isinstance(result, ir.VoidType):
+            b.ret_void()
+        else:
+            b.ret(called)
 
 
 # ---------------------------------------------------------------- a build that failed

@@ -28,16 +28,17 @@ import stat
 import sys
 import types as pytypes
 
-from . import cache, crc
+from . import cache, codecs, codegen, crc
 from .kernel_set import Kernels
 
 #: the kernels numba compiles, in the order they are defined (``records_many`` calls the compiled ``records``)
-_KERNELS = ("walk", "resync", "records", "records_many", "records_columns")
+_KERNELS = ("walk", "resync", "records", "records_many", "records_columns", "inflate")
 
 
 def digest(src: str) -> str:
     """The key of a generated source in the cache (it also depends on which CRCs the kernels compute)."""
-    return hashlib.sha256((src + repr((crc.HAVE_CRC32C, crc.HAVE_CRC32))).encode()).hexdigest()[:16]
+    return hashlib.sha256((src + repr((crc.HAVE_CRC32C, crc.HAVE_CRC32, codecs.HAVE_INFLATE))).encode()
+                          ).hexdigest()[:16]
 
 
 def compile_source(src: str, rec_cols: tuple[str, ...], root: str | None) -> Kernels:
@@ -174,6 +175,8 @@ def _compile(src: str, rec_cols: tuple[str, ...], name: str, path: str | None) -
         sys.modules[name] = mod
     ns["_crc32c"] = crc.external("kforensics_crc32c", crc.CRC32C_FN, "uint32")
     ns["_crc32"] = crc.external("kforensics_crc32", crc.CRC32_FN, "uint64")  # zlib: uLong crc32(uLong, buf, uInt)
+    for sym, fn in codecs.externals().items():
+        ns[codegen.external_name(sym)] = fn
     from numba import njit
 
     compiled = {}
@@ -181,4 +184,4 @@ def _compile(src: str, rec_cols: tuple[str, ...], name: str, path: str | None) -
         compiled[kernel] = njit(cache=cached, nogil=True)(ns[kernel])
         ns[kernel] = compiled[kernel]  # records_many calls the compiled records
     return Kernels(compiled["walk"], compiled["resync"], compiled["records"], compiled["records_many"], rec_cols,
-                   compiled["records_columns"])
+                   compiled["records_columns"], compiled["inflate"])
