@@ -58,6 +58,7 @@ class BatchLog:
 
     data: np.ndarray  # (n, len(COLUMNS)) int64, each column contiguous (Fortran order)
     _sorted: bool | None = field(default=None, init=False, repr=False, compare=False)
+    _runs: list[tuple[int, int, int]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # every comparison reads whole columns: keep each one contiguous (a slice of rows stays so)
@@ -172,7 +173,13 @@ class BatchLog:
         return int(bad[0]) if len(bad) else None
 
     def runs(self) -> list[tuple[int, int, int]]:
-        """(first offset, last offset, epoch) of each run of consecutive batches of one epoch."""
+        """(first offset, last offset, epoch) of each run of consecutive batches of one epoch (worked out once: a
+        log's rows are never changed in place, a cut or an append makes another log)."""
+        if self._runs is None:
+            self._runs = self._epoch_runs()
+        return list(self._runs)
+
+    def _epoch_runs(self) -> list[tuple[int, int, int]]:
         if not len(self):
             return []
         ep = self.col("partition_leader_epoch")
@@ -362,6 +369,8 @@ def first_difference(a: BatchLog, b: BatchLog, floor: int = -1) -> int | None:
     from the first row where they stop lining up (a divergence, or batches
     one cleaner removed) are batches matched by offset.
     """
+    if a.data is b.data or (a.data.shape == b.data.shape and bool(same_rows(a.data, b.data).all())):
+        return None  # the same batches (a fleet's replicas that agree): nothing differs at any floor
     end = min(a.end_offset or 0, b.end_offset or 0)
     wa, wb = a.window(floor, end), b.window(floor, end)
     n = min(len(wa), len(wb))
