@@ -14,6 +14,7 @@ file and byte position; the state read up to it is kept and said to be incomplet
 
 from __future__ import annotations
 
+import struct
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ VERSION_DIR = "version-2"
 SNAPSHOT_PREFIX, LOG_PREFIX = "snapshot", "log"
 #: the bytes scanned after a log's end for data that follows it (the rest of a 64 MiB preallocation is zeros)
 _CHUNK = 1 << 20
+_FRAME = struct.Struct(">qi")  # ENTRY_FRAME's layout, for the resynchronising search
 
 
 @dataclass
@@ -276,7 +278,7 @@ def _read_entries(out: ZooKeeperData, f: Any, fh: Any, size: int) -> bool:
 
 def _after_end(out: ZooKeeperData, f: Any, fh: Any, pos: int, crc: int) -> bool:
     """A zero length ends the log (``Util.readTxnBytes``: the preallocated padding); bytes other than zeros after
-    it are entries ZooKeeper will never read."""
+    it are entries ZooKeeper will never read: said with where valid entries resume."""
     if crc != 0:
         return _log_damage(out, f, pos, f"an entry of length 0 with checksum {crc}: ZooKeeper ends this log here",
                            stops=False)
@@ -288,13 +290,30 @@ def _after_end(out: ZooKeeperData, f: Any, fh: Any, pos: int, crc: int) -> bool:
         if chunk.count(0) == len(chunk):
             at += len(chunk)
             continue
-        rest = chunk.lstrip(b"\0")
-        if rest:
-            where = at + len(chunk) - len(rest)
-            return _log_damage(out, f, pos, f"zero bytes end the log at byte {pos}, but non-zero bytes follow at "
-                               f"byte {where}: ZooKeeper ends this log at the zeros and never applies what follows "
-                               "in it", stops=False, resumes_at=where)
-        at += len(chunk)
+        first = at + len(chunk) - len(chunk.lstrip(b"\0"))
+        resumes = _resync(fh, max(pos + 1, first - 8), first)
+        where = (f"valid entries resume at byte {resumes}" if resumes is not None else
+                 f"non-zero bytes follow at byte {first} (no valid entry found after them)")
+        return _log_damage(out, f, pos, f"zero bytes end the log at byte {pos}, but {where}: ZooKeeper ends this "
+                           "log at the zeros and never applies what follows in it", stops=False,
+                           resumes_at=resumes if resumes is not None else first)
+
+
+def _resync(fh: Any, start: int, first: int) -> int | None:
+    """The first position from ``start`` where a whole entry with a matching checksum lies, searched over a window
+    of the file from there (None: none in it).  An entry's checksum is a long holding a 32-bit Adler32, so its
+    first four bytes are zeros: the search starts a few bytes before the first non-zero byte."""
+    fh.seek(start)
+    window = fh.read(_CHUNK)
+    for i in range(0, max(0, len(window) - ENTRY_FRAME_SIZE)):
+        crc, length = _FRAME.unpack_from(window, i)
+        end = i + ENTRY_FRAME_SIZE + length
+        if 0 < length <= MAX_BUFFER and end < len(window) and window[end] == END_OF_RECORD \
+                and crc == checksum(window[i + ENTRY_FRAME_SIZE:end]):
+            return start + i
+        if start + i > first + _CHUNK // 2:
+            break
+    return None
 
 
 def _torn(out: ZooKeeperData, f: Any, pos: int, why: str) -> None:
