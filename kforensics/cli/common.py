@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import unicodedata
 from collections.abc import Iterable
+from datetime import UTC
 
 import click
 
@@ -158,3 +159,15 @@ def number_ranges(ns: Iterable[int]) -> str:
         out.append(str(values[i]) if i == j else f"{values[i]}-{values[j]}")
         i = j + 1
     return ", ".join(out)
+
+
+def at_restart_text(at_restart: str, timeout_at: int | None) -> str:
+    """What a restart does to an open transaction, for its line (``OpenTransaction.at_restart``), or nothing when
+    that is not known."""
+    if at_restart == "aborted once timed out" and timeout_at is not None:
+        from datetime import datetime
+
+        when = datetime.fromtimestamp(timeout_at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        return f"; at a restart: the coordinator aborts it once timed out ({when} UTC)"
+    return "" if at_restart == "unknown" else f"; at a restart: {at_restart}"
+

@@ -17,7 +17,16 @@ from ..replay.engine import PartitionReplay
 from ..replay.report import ReplayReport
 from ..severity import Severity
 from ..verdict_rules import FAILING_FINDINGS, IMPACT, NO_LOSS_FAILING, fails_replay, verdict_codes, worst
-from .common import LISTED_BY_DEFAULT, by_listing, counted_lines, finding_line, number_ranges, plural, printable
+from .common import (
+    LISTED_BY_DEFAULT,
+    at_restart_text,
+    by_listing,
+    counted_lines,
+    finding_line,
+    number_ranges,
+    plural,
+    printable,
+)
 
 
 def _range(offsets: list[tuple[int, int]], limit: int = 8) -> str:
@@ -168,8 +177,9 @@ def render_transactions(impact: Any, out: TextIO) -> None:
           f"LSO {_s(lt.last_stable_offset)}, {len(lt.open)} open, {lt.commits} committed, {lt.aborts} aborted\n")
         for t in lt.open:
             coord = f", coordinator: {printable(t.coordinator_state)}" if t.coordinator_state else ""
+            then = at_restart_text(t.at_restart, t.coordinator_timeout_at)
             w(f"      {'HANGING' if t.hanging else 'open'}: producer {t.producer_id} (epoch {t.producer_epoch}) from "
-              f"offset {t.first_offset} to {t.last_offset}{coord}\n")
+              f"offset {t.first_offset} to {t.last_offset}{coord}{then}\n")
         for r in a.reopened:
             w(f"      REOPENED: producer {r.producer_id} from offset {r.first_offset}: broker {r.broker_id}'s "
               f"{r.marker.control_type} marker at offset {r.marker.offset} is lost ({r.verdict})\n")

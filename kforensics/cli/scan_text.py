@@ -23,6 +23,7 @@ from ..log.file_kinds import parse_partition_dir_name
 from ..scan.model import PartitionScan, ScanReport
 from .common import (
     LISTED_BY_DEFAULT,
+    at_restart_text,
     by_listing,
     count_text,
     counted_lines,
@@ -155,8 +156,9 @@ def transaction_lines(report: ScanReport, topics: set[str]) -> list[str]:
         for t in p.open_transactions:
             age = f", {t.age_ms} ms old" if t.age_ms is not None else ""
             coord = f", coordinator: {printable(t.coordinator_state)}" if t.coordinator_state else ""
+            then = at_restart_text(t.at_restart, t.coordinator_timeout_at)
             out.append(f"    {'HANGING' if t.hanging else 'open'}: producer {t.producer_id} (epoch {t.producer_epoch}) "
-                       f"from offset {t.first_offset} to {t.last_offset}, {t.records} record(s){age}{coord}")
+                       f"from offset {t.first_offset} to {t.last_offset}, {t.records} record(s){age}{coord}{then}")
     return out
 
 

@@ -174,6 +174,10 @@ def cross_check(pt: PartitionTransactions, last_markers: dict[int, TransactionMa
                      f"{st.state} transaction: it writes the marker"
                      + (" when it completes" if st.state == "Ongoing" else " (pending markers)")
                      + f", or aborts it after {st.timeout_ms} ms")
+            if st.state == "Ongoing":
+                t.at_restart, t.coordinator_timeout_at = "aborted once timed out", st.start_timestamp + st.timeout_ms
+            elif st.state in DECIDED:
+                t.at_restart = "completed by the coordinator"
         else:
             timed_out = f" (and {t.why})" if t.hanging else ""
             t.hanging = True

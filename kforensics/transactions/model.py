@@ -12,6 +12,12 @@ MAX_TRANSACTION_TIMEOUT_MS = 15 * 60 * 1000
 #: at most this many markers or aborted ranges are listed per partition, the last ones in the log (where
 #: truncation strikes); the counts cover all
 MAX_LISTED = 1000
+#: what the coordinator does with an open transaction when the cluster restarts (``OpenTransaction.at_restart``):
+#: nobody ends it; the coordinator completes it as it loads its state (PrepareCommit / PrepareAbort:
+#: ``TransactionStateManager.loadTransactionsForTxnTopicPartition`` sends the markers, 3.9.0); it aborts it once
+#: its timeout has passed (Ongoing: ``TransactionStateManager.timedOutTransactions``, checked every
+#: ``transaction.abort.timed.out.transaction.cleanup.interval.ms``, 3.9.0); not known (no coordinator's record)
+AT_RESTART = ("stays open", "completed by the coordinator", "aborted once timed out", "unknown")
 
 
 @dataclass
@@ -38,6 +44,10 @@ class OpenTransaction:
     why: str = ""  # why it is (or is not) called hanging
     coordinator_state: str | None = None  # the coordinator's state for this producer, when __transaction_state was read
     transaction_version: str | None = None  # its producer's, as its last marker or the coordinator's record shows it
+    at_restart: str = "unknown"  # one of AT_RESTART
+    # Ongoing in the coordinator's record: its start plus its timeout (ms since the epoch); a coordinator running
+    # after this instant aborts the transaction
+    coordinator_timeout_at: int | None = None
 
 
 @dataclass

@@ -403,6 +403,8 @@ class TransactionTracker:
         by_pid = coordinator.by_producer() if coordinator is not None else {}
         for t in o.open:
             open_version(t, self.last_marker.get(t.producer_id), by_pid.get(t.producer_id))
+            if t.hanging:  # nobody will write its marker, a restart included
+                t.at_restart, t.coordinator_timeout_at = "stays open", None
             code = "TXN_HANGING" if t.hanging else "TXN_OPEN"
             self.log.add(finding(
                 code, f"transaction of producer {t.producer_id} (epoch {t.producer_epoch}) open from offset "

@@ -80,7 +80,7 @@ def test_replay_text_shows_the_consumer_impact_and_the_reopened_transaction():
     assert section == [
         "transactions after the replay: 1 reopened by lost markers",
         "  orders-0 on the new leader, broker 2: LSO 1, 1 open, 0 committed, 0 aborted",
-        "      HANGING: producer 500 (epoch 0) from offset 1 to 2, coordinator: CompleteCommit",
+        "      HANGING: producer 500 (epoch 0) from offset 1 to 2, coordinator: CompleteCommit; at a restart: stays open",
         "      REOPENED: producer 500 from offset 1: broker 1's COMMIT marker at offset 3 is lost (LOSS_COMMITTED)",
     ]
     findings = [line for line in text.splitlines() if line.startswith("! ")]
@@ -175,7 +175,7 @@ def test_scan_out_transactions_of_the_hanging_scenario(tmp_path, broker):
     assert ("transactions open at the log end (1, 1 hanging; read_committed consumers stop at the LSO)\n"
             "  orders-0: LSO 6 (HW 13, LEO 13)\n"
             "    HANGING: producer 300 (epoch 0) from offset 6 to 6, 1 record(s), 1200006 ms old, coordinator: "
-            "CompleteAbort\n") in text
+            "CompleteAbort; at a restart: stays open\n") in text
 
 
 def test_scan_out_committed_offsets_and_the_v2_marker(tmp_path):

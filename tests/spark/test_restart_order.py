@@ -46,3 +46,28 @@ def test_spark_and_replay_name_kafkas_leaders_for_the_order_given(spark, tmp_pat
             assert p.leader == outcome["states"][p.topic][str(p.partition)]["leader"], key
             checked += 1
     assert checked == sum(len(parts) for parts in outcome["states"].values()) >= 4  # the lab's and internal topics
+
+
+@pytest.mark.parametrize("order, why", [((1, 9), "9"), ((2, 2), "2")])
+def test_a_bad_restart_order_is_refused_before_any_jvm_starts(tmp_path, order, why):
+    """An order naming a broker the evidence lacks, or one broker twice, is refused as replay refuses it (exit 2:
+    UsageError), while the session is still a callable nobody called."""
+    from kforensics.errors import UsageError
+
+    if not SET.exists():
+        pytest.skip("fixtures/lab/leader-crash-4.4.0 is not in this checkout")
+    with tarfile.open(SET / "before" / "controller-100.tgz") as t:
+        t.extractall(tmp_path / "controller", filter="data")
+    meta = next((tmp_path / "controller").rglob("__cluster_metadata-0"))
+    brokers = sorted(str(p) for p in (SET / "before").glob("broker-*.tgz"))
+    started = []
+
+    def no_session():
+        started.append(True)
+        raise AssertionError("a JVM was started for a job that must be refused")
+
+    with pytest.raises(UsageError, match=why):
+        run(no_session, [Snapshot(b, f"b{i}") for i, b in enumerate(brokers)], str(tmp_path / "out"),
+            JobOptions(kafka_version=parse_kafka_version("4.4.0"), metadata=[str(meta)], restart_order=order,
+                       tables=("verdicts",)))
+    assert not started and not (tmp_path / "out").exists()

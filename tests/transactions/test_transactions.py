@@ -283,7 +283,7 @@ def test_coordinator_cross_check(tmp_path):
 
     records = [state("a", 7, 0, "Ongoing", [0]), state("b", 8, 0, "CompleteAbort"), state("c", 9, 0, "Ongoing", [0]),
                tl.encode("TransactionLogValue", 0, {"transactionalId": "c"}, None),
-               state("d", 11, 0, "Ongoing", [1])]
+               state("d", 11, 0, "Ongoing", [1]), state("e", 13, 0, "PrepareCommit", [0])]
     lw = LogDirWriter(tmp_path / "coord", node_id=1, cluster_id="t")
     pw = lw.partition("__transaction_state", 0)
     for i, (k, v) in enumerate(records):
@@ -291,16 +291,24 @@ def test_coordinator_cross_check(tmp_path):
     lw.write()
     view = read_transaction_state([(1, open_partition(tmp_path / "coord" / "__transaction_state-0",
                                                       parse_partition_dir_name("__transaction_state-0"), []))])
-    assert sorted(view.states) == ["a", "b", "d"] and list(view.expired) == ["c"] and not view.complete
+    assert sorted(view.states) == ["a", "b", "d", "e"] and list(view.expired) == ["c"] and not view.complete
     pd = write_partition(tmp_path / "data", "t", 0, [
         data_batch(0, 7, 0, txn=True), data_batch(1, 8, 0, txn=True), marker_batch(2, 8, 0, "COMMIT"),
-        data_batch(3, 9, 0, txn=True), data_batch(4, 11, 0, txn=True), data_batch(5, 12, 0, txn=True)])
+        data_batch(3, 9, 0, txn=True), data_batch(4, 11, 0, txn=True), data_batch(5, 12, 0, txn=True),
+        data_batch(6, 13, 0, txn=True)])
     pt = read_partition_transactions(pd, coordinator=view, check_txn_index=False)
     by = {t.producer_id: t for t in pt.open}
     assert (by[7].hanging, by[7].coordinator_state) == (False, "Ongoing")
     assert (by[9].hanging, by[9].coordinator_state) == (True, "expired")
     assert (by[11].hanging, by[11].coordinator_state) == (True, "Ongoing") and "without this partition" in by[11].why
     assert not by[12].hanging and "no transactional id" in by[12].why  # unknown alone is not proof
+    # at a restart (TransactionStateManager 3.9.0): an Ongoing one is aborted once its start + timeout has passed
+    # (timedOutTransactions), a PrepareCommit one completed as the coordinator loads
+    # (loadTransactionsForTxnTopicPartition), a hanging one stays open, and without a record nobody knows
+    assert (by[7].at_restart, by[7].coordinator_timeout_at) == ("aborted once timed out", 1 + 60000)
+    assert [by[p].at_restart for p in (9, 11, 12, 13)] == ["stays open", "stays open", "unknown",
+                                                          "completed by the coordinator"]
+    assert all(by[p].coordinator_timeout_at is None for p in (9, 11, 12, 13))
     (dis,) = [f for f in pt.findings if f.code == "TXN_COORDINATOR_DISAGREES"]
     assert dis.facts["producer_id"] == 8 and dis.facts["coordinator_state"] == "CompleteAbort"
     assert sorted(f.code for f in pt.findings if f.code.startswith("TXN_H")) == ["TXN_HANGING", "TXN_HANGING"]
@@ -320,3 +328,28 @@ def test_every_real_partition_reads_without_findings(realdata_dir):
                 read += 1
                 txn += pt.transactional_batches
     assert read >= 600 and txn == 8  # the ksql command topic: 4 transactions and their markers
+
+
+def test_published_schemas_name_every_restart_outcome():
+    import json
+    from pathlib import Path
+
+    from kforensics.transactions.model import AT_RESTART
+
+    for name in ("scan", "replay"):
+        schema = json.loads((Path(__file__).parents[2] / "docs" / "schemas" / f"{name}.schema.json").read_text())
+        found = []
+
+        def walk(node):
+            if isinstance(node, dict):
+                if "at_restart" in (node.get("properties") or {}):
+                    found.append(node["properties"]["at_restart"]["enum"])
+                for v in node.values():
+                    walk(v)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v)
+
+        walk(schema)
+        assert found and all(e == list(AT_RESTART) for e in found), name
+
