@@ -239,7 +239,8 @@ def transaction_checks(replay: dict, scans: dict, outcome: dict) -> list[dict]:
     seen = (outcome.get("transactions") or {}).get("open")
     if not isinstance(seen, dict):
         return []
-    pred = predicted_open(replay, {int(b): s for b, s in scans.items() if s})
+    pred = predicted_open(replay, {int(b): s for b, s in scans.items() if s},
+                          (outcome.get("transactions") or {}).get("observed_at_ms"))
     out = []
     for key, obs in sorted(seen.items()):
         topic, _, part = key.rpartition("-")

@@ -293,6 +293,27 @@ def crash_unclean_torn(c: Cluster, w: Workload, rng: random.Random, story: dict)
     w.produce("events", "one", rng.randint(3, 15), partition=0)
 
 
+#: the open transaction's timeout (transaction.timeout.ms): short enough to have passed when the lab restarts the
+#: cluster (the prediction alone takes longer), long enough to outlast the incident's end and the freeze; or long
+#: (under the brokers' default transaction.max.timeout.ms, 15 min), so that the coordinator still waits after it
+OPEN_TXN_TIMEOUTS_MS = (30_000, 600_000)
+
+
+def open_transaction(c: Cluster, w: Workload, rng: random.Random, story: dict) -> None:
+    """(i) a transactional producer's records acknowledged on payments-0 and the orders partitions, the cluster
+    crashing before it commits: the transaction is left open.  Sometimes the leader of payments-0 dies first (a
+    clean election); the timeout is short (the restarted coordinator aborts it) or long (it is still open)."""
+    if rng.random() < 0.5:
+        leader = w.state("payments")[0]["leader"]
+        c.kill9(leader)
+        _note(story, "kill -9 leader", broker=leader, topic="payments", partition=0)
+        _note(story, "new leader", **w.wait_leader_not("payments", 0, leader, 40))
+    timeout_ms = rng.choice(OPEN_TXN_TIMEOUTS_MS)
+    counts = {"payments": rng.randint(2, 8), "orders": rng.randint(1, 6)}
+    w.open_transaction(counts, timeout_ms)
+    _note(story, "transaction left open", timeout_ms=timeout_ms, records=counts)
+
+
 INCIDENTS = {
     "crash-unclean-torn": crash_unclean_torn,
     "leader-crash": leader_crash,
@@ -303,6 +324,7 @@ INCIDENTS = {
     "crc-flip": crc_flip,
     "controller-kill": controller_kill,
     "network-partition": network_partition,
+    "open-transaction": open_transaction,
 }
 NEEDS_NETNS = {"network-partition"}  # staged on a cluster whose nodes each have a network namespace
 TOPICS = {"unclean-election": [ORDERS, EVENTS, TXN], "crash-unclean-torn": [COMBINED_ORDERS, COMBINED_EVENTS, TXN]}

@@ -12,7 +12,7 @@ from pathlib import Path
 from .cluster import BROKERS, CONTROLLER, CONTROLLER_CONF, Cluster, copy_tree, node_name, nodes
 from .jars import major
 from .procs import Timeout, wait_for
-from .transactions import observe_transactions
+from .transactions import TXN_SWEEP_S, observe_transactions
 from .workload import Workload
 
 INTERNAL = ["__consumer_offsets", "__transaction_state"]
@@ -189,7 +189,8 @@ def observe(
         except Timeout as e:
             out["timeout"] = str(e)
             states = {t: _try(lambda t=t: w.state(t)) for t in topics + INTERNAL}
-        out["seconds_to_converge"] = round(time.monotonic() - t0, 1)
+        t_conv = time.monotonic()
+        out["seconds_to_converge"] = round(t_conv - t0, 1)
         out["states"] = states
         out["epochs"] = {
             t: _try(lambda t=t: w.leader_epochs(t, sorted(states[t])))
@@ -208,17 +209,27 @@ def observe(
             if isinstance(states.get(t), dict) and "error" not in states[t]
         }
         out["group_offsets"] = {g: _try(lambda g=g: w.group_offsets(g)) for g in GROUPS}
-        # transactions left open, as Kafka's TransactionsCommand reports them (the transactional topic only:
-        # the lab's other producers never open one)
-        out["transactions"] = _try(
-            lambda: observe_transactions(c, [("payments", p) for p in sorted(states.get("payments") or {})])
-        )
+        # transactions left open, as Kafka's TransactionsCommand reports them (the topics the lab's transactions
+        # write: payments, and orders for an open-transaction incident)
+        _after_a_sweep(t_conv)
+        parts = [(t, p) for t in ("payments", "orders") for p in sorted(states.get(t) or {})]
+        out["transactions"] = _try(lambda: observe_transactions(c, parts))
+        if isinstance(out["transactions"], dict):
+            out["transactions"]["observed_at_ms"] = int(time.time() * 1000)
         out["alive_before_stop"] = {n: c.alive(n) for n in c.nodes}
     finally:
         out["clean_stop"] = c.stop_clean()
     out["recovery"] = recovery_lines(c)
     out["elections"] = elections(c)
     return out
+
+
+def _after_a_sweep(since: float) -> None:
+    """Sleep until one sweep of the coordinator's timed-out transactions (and a second) has passed since ``since``
+    (a monotonic time): the observation follows a sweep."""
+    left = TXN_SWEEP_S + 1 - (time.monotonic() - since)
+    if left > 0:
+        time.sleep(left)
 
 
 LAB_PARTITIONS = [("orders", 0), ("orders", 1), ("events", 0), ("payments", 0)]

@@ -15,6 +15,10 @@ from . import jars
 from .cluster import JVM_OPTS, Cluster
 
 TOOL = "org.apache.kafka.tools.TransactionsCommand"
+#: the coordinator aborts timed-out transactions only when its sweep runs, every
+#: transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s by default: TransactionStateManagerConfigs,
+#: 3.9.0; TransactionCoordinator.startup schedules it)
+TXN_SWEEP_S = 10.0
 HEADERS = ("ProducerId", "TransactionalId")  # the first column of describe-producers' and list's tables
 # the tool's own log to stderr, warnings only: its table is all that is on stdout
 LOG4J2_ERR = "appender.e.type = Console\nappender.e.name = E\nappender.e.target = SYSTEM_ERR\n"
@@ -89,24 +93,43 @@ def _pid(t) -> int:
     return int(t["producer_id"]) if isinstance(t, dict) else int(t)
 
 
-def predicted_open(replay: dict, scans: dict) -> dict:
-    """'topic-p' -> producer ids kforensics says have a transaction open after the restart.  Where replay's
-    transactions impact lists the partition (it loses records): the new leader's open (and hanging)
-    transactions and those reopened by lost markers.  Elsewhere the predicted leader keeps its log: the open
-    transactions scan finds in that leader's copy of the partition."""
+def open_when_observed(t, observed_at_ms: int | None) -> bool:
+    """Whether an open transaction kforensics lists is still open when Kafka is asked, from what kforensics says
+    the restart does to it (``at_restart``): the coordinator completes a prepared one as it loads, and aborts an
+    Ongoing one at its first sweep after its timeout (taken as done when a whole sweep interval separates the two:
+    the lab observes a sweep interval after convergence); a hanging one, or one without a coordinator's record,
+    stays open."""
+    if not isinstance(t, dict):
+        return True
+    at = t.get("at_restart", "unknown")
+    if at == "completed by the coordinator":
+        return False
+    due = t.get("coordinator_timeout_at")
+    if at == "aborted once timed out" and due is not None and observed_at_ms is not None:
+        return due + TXN_SWEEP_S * 1000 > observed_at_ms
+    return True
+
+
+def predicted_open(replay: dict, scans: dict, observed_at_ms: int | None = None) -> dict:
+    """'topic-p' -> producer ids kforensics says have a transaction open after the restart, when Kafka is asked
+    at ``observed_at_ms``.  Where replay's transactions impact lists the partition (it loses records): the new
+    leader's open (and hanging) transactions and those reopened by lost markers.  Elsewhere the predicted leader
+    keeps its log: the open transactions scan finds in that leader's copy of the partition."""
     out: dict = {}
     impact = {f"{a['topic']}-{a['partition']}": a for a in replay.get("transactions") or []}
     for p in replay.get("partitions") or []:
         key = f"{p['topic']}-{p['partition']}"
         a = impact.get(key)
         if a is not None:
-            pids = {_pid(t) for t in ((a.get("leader_transactions") or {}).get("open") or [])}
+            pids = {_pid(t) for t in ((a.get("leader_transactions") or {}).get("open") or [])
+                    if open_when_observed(t, observed_at_ms)}
             pids |= {_pid(r) for r in a.get("reopened") or []}
         else:
             scan = scans.get(p.get("leader")) or scans.get(str(p.get("leader"))) or {}
             sp = [
                 x for x in scan.get("partitions") or [] if (x["topic"], x["partition"]) == (p["topic"], p["partition"])
             ]
-            pids = {_pid(t) for t in (sp[0].get("open_transactions") or [])} if sp else set()
+            listed = (sp[0].get("open_transactions") or []) if sp else []
+            pids = {_pid(t) for t in listed if open_when_observed(t, observed_at_ms)}
         out[key] = sorted(pids)
     return out

@@ -215,6 +215,25 @@ class Workload:
             p.flush(timeout_s)
             p.abort_transaction(timeout_s)
 
+    def open_transaction(self, counts: dict[str, int], timeout_ms: int, timeout_s: float = 30) -> Producer:
+        """A transaction of its own transactional id (``transaction.timeout.ms`` = timeout_ms) begun, count records
+        written to each topic and acknowledged, and neither committed nor aborted: the caller leaves it open."""
+        conf = client_conf(
+            self.bootstrap,
+            **{"linger.ms": 5, "compression.type": "none", "message.timeout.ms": 15000, "request.timeout.ms": 5000,
+               "acks": "all", "enable.idempotence": True, "transactional.id": f"{self.run_id}-open",
+               "transaction.timeout.ms": timeout_ms},
+        )
+        p = Producer(conf)
+        p.init_transactions(timeout_s)
+        p.begin_transaction()
+        for topic, count in counts.items():
+            for _ in range(count):
+                p.produce(topic, self.value(topic, "txn-open"), on_delivery=self.log.on_delivery)
+        p.flush(timeout_s)
+        self._left_open = p  # kept referenced: destroying the producer must not end the transaction early
+        return p
+
     def consume_and_commit(
         self, topic: str | list, group: str, max_records: int, timeout_s: float = 30, idle_s: float | None = None
     ) -> int:

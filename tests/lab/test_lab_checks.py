@@ -42,6 +42,25 @@ def test_predicted_open_from_the_impact_or_the_leaders_scan():
     assert transactions.predicted_open(_replay(impact), scans) == {"payments-0": [9, 11]}
 
 
+def test_what_the_restart_does_to_an_open_transaction_decides_whether_it_is_predicted_open():
+    # TransactionStateManager (3.9.0): loadTransactionsForTxnTopicPartition completes PrepareCommit/PrepareAbort as
+    # the coordinator loads; timedOutTransactions aborts an Ongoing one once start + timeout < now, at a sweep
+    # every transaction.abort.timed.out.transaction.cleanup.interval.ms (10 s by default)
+    due = 1_000_000
+    listed = [{"producer_id": 7, "at_restart": "aborted once timed out", "coordinator_timeout_at": due},
+              {"producer_id": 8, "at_restart": "completed by the coordinator", "coordinator_timeout_at": None},
+              {"producer_id": 9, "at_restart": "stays open", "coordinator_timeout_at": None},
+              {"producer_id": 10, "at_restart": "unknown", "coordinator_timeout_at": None}]
+    scans = {2: {"partitions": [{"topic": "payments", "partition": 0, "open_transactions": listed}]}}
+    sweep = int(transactions.TXN_SWEEP_S * 1000)
+    assert transactions.predicted_open(_replay([]), scans, due + sweep + 1) == {"payments-0": [9, 10]}
+    assert transactions.predicted_open(_replay([]), scans, due - 1) == {"payments-0": [7, 9, 10]}
+    assert transactions.predicted_open(_replay([]), scans, None) == {"payments-0": [7, 9, 10]}  # time unknown
+    impact = [{"topic": "payments", "partition": 0, "leader": 2, "leader_transactions": {"open": listed},
+               "reopened": [{"producer_id": 11}]}]
+    assert transactions.predicted_open(_replay(impact), scans, due + sweep + 1) == {"payments-0": [9, 10, 11]}
+
+
 def test_transaction_check_agrees_only_on_the_same_producers():
     scans = {"2": {"partitions": [{"topic": "payments", "partition": 0, "open_transactions": []}]}}
     seen = {"transactions": {"open": {"payments-0": []}}}
