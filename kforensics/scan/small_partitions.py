@@ -112,10 +112,11 @@ def _clean(rows: np.ndarray, first: np.ndarray, count: np.ndarray, names: np.nda
     bad = ((rows[:, COL["magic"]] != MAGIC) | (base < 0) | (last < base)
            | ((attrs & COMPRESSION_MASK) > _MAX_CODEC) | ((attrs & (TRANSACTIONAL_BIT | CONTROL_BIT)) != 0)
            | (~first_row & (base != prev_last + 1)) | (first_row & (base < names[owner])))
-    return np.bincount(owner[bad], minlength=n)[:n] == 0
+    clean: np.ndarray = np.bincount(owner[bad], minlength=n)[:n] == 0
+    return clean
 
 
-def _aggregates(rows: np.ndarray, first: np.ndarray, count: np.ndarray) -> dict[str, list]:
+def _aggregates(rows: np.ndarray, first: np.ndarray, count: np.ndarray) -> dict[str, list[int]]:
     """Per segment (0 where it has no rows): what the per-partition walk's chunk computes of its rows."""
     n = len(first)
     has = count > 0
@@ -123,7 +124,7 @@ def _aggregates(rows: np.ndarray, first: np.ndarray, count: np.ndarray) -> dict[
     rc = rows[:, COL["records_count"]]
     counts = np.where(rc >= 0, rc, 1)
     last = rows[:, COL["last_offset"]]
-    out = {}
+    out: dict[str, list[int]] = {}
     for name, col, fn in (("records", counts, np.add), ("top", last, np.maximum),
                           ("max_ts", rows[:, COL["max_timestamp"]], np.maximum)):
         v = np.zeros(n, dtype=np.int64)
@@ -143,7 +144,7 @@ def _distinct(a: np.ndarray) -> list[int]:
     return [int(lo)] if lo == hi else np.unique(a).tolist()
 
 
-def _scan_walked(pd: PartitionLog, ctx: PartitionContext, seg: LogSegment, t: BatchTable, a: dict, size: int,
+def _scan_walked(pd: PartitionLog, ctx: PartitionContext, seg: LogSegment, t: BatchTable, a: dict[str, int], size: int,
                  sha256: str | None, kafka_version: KafkaVersion, side: SideFiles) -> PartitionScan:
     """:func:`~kforensics.scan.partition.scan_partition` of a plain partition dir whose one segment was walked with
     others and passed every per-chunk check: the segment's facts from the aggregates, the rest as that path does."""
