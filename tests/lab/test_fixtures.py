@@ -95,3 +95,17 @@ def test_fixture_sets_are_small():
     for name in SETS:
         size = sum(p.stat().st_size for p in (FIXTURES / name).rglob("*") if p.is_file())
         assert size < 400_000, f"{name}: {size} bytes"
+
+
+def test_open_transactions_are_judged_both_ways():
+    """The open-transaction sets hold what they are kept for: a transaction Kafka still reports open after the
+    restart (a long timeout), and one the restarted coordinator aborted (a short timeout, passed by then)."""
+    wanted = {"open-transaction-4.4.0": "Ongoing", "open-transaction-3.9.1": "CompleteAbort"}
+    if not set(wanted) <= set(SETS):
+        pytest.skip("the open-transaction fixture sets are not in this checkout")
+    for name, state in wanted.items():
+        outcome = json.loads((FIXTURES / name / "outcome.json").read_text())["outcome"]
+        left_open = [t for t in outcome["transactions"]["list"] if t["TransactionalId"].endswith("-open")]
+        assert [t["TransactionState"] for t in left_open] == [state], name
+        seen = [c["observed"] for c in _expected(name).values() if c["check"] == "open_transactions"]
+        assert any(seen) == (state == "Ongoing"), name
