@@ -14,7 +14,7 @@ findings; such payloads are gathered and decoded many at a time as well.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,10 +28,11 @@ from .kernels.codecs import HAVE_INFLATE, Contexts
 from .kernels.inflate import INFLATE_DONE, INFLATE_FULL
 from .kernels.kernel_set import Kernels
 from .kernels.records_columns import BATCH_INFO
-from .record_offsets import OffsetOrder, last_offset_delta
+from .record_offsets import OffsetOrder, last_offset_delta, wrap_long
 from .record_types import RecordTable
 
 if TYPE_CHECKING:
+    from .read_window import HeldBytes
     from .segment_reader import SegmentReader
 
 #: Bound on one batch's decompressed size (decompression-bomb guard).
@@ -209,22 +210,57 @@ class _RecordTables:
         if held is None:  # no batch bytes in the window: nothing to decode here
             yield self._emit()
             return
-        magic = t["magic"]
-        codec = t["attributes"] & record_batch.COMPRESSION_MASK
-        pos, size = t["position"], t["size_in_bytes"]
-        v2 = (magic == record_batch.MAGIC) & (pos >= held.file_pos) & (pos + size <= held.end)
-        plain = np.flatnonzero(v2 & (codec == 0))
-        if len(plain):
-            every = len(plain) == len(t)  # no gather then
-            rel = (pos if every else pos[plain]) - held.file_pos
-            end = rel + (size if every else size[plain])
-            yield from self._many(plain, held.buf, rel + record_batch.HEADER_SIZE, end,
-                                  np.full(len(plain), held.file_pos, dtype=np.int64), compressed=False)
-        packed = np.flatnonzero(v2 & (codec != 0))
-        if len(packed):
-            yield from self._compressed(packed, held.buf, held.file_pos)
+        packed_held = yield from self._plain(held)
+        if packed_held:
+            codec = t["attributes"] & record_batch.COMPRESSION_MASK
+            pos, size = t["position"], t["size_in_bytes"]
+            v2 = (t["magic"] == record_batch.MAGIC) & (pos >= held.file_pos) & (pos + size <= held.end)
+            yield from self._compressed(np.flatnonzero(v2 & (codec != 0)), held.buf, held.file_pos)
         if self.parts or self.errors or not self.emitted:
             yield self._emit()
+
+    def _plain(self, held: HeldBytes) -> Generator[TablePair, None, int]:
+        """The chunk's uncompressed v2 batches held: decoded by ``records_plain`` straight from the batch table,
+        up to a record table's rows per call; returns how many compressed v2 batches are held."""
+        K, t = self.K, self.table
+        status = np.empty((len(t), 3), dtype=np.int64)
+        j = packed = 0
+        while j < len(t):
+            out = K.new_record_table(self.rows)
+            bout = np.empty(self.rows, dtype=np.int64)
+            absolute = np.empty((2, self.rows), dtype=np.int64)  # offsets, timestamps: each contiguous
+            nxt, nrows, bad, stop, more = K.records_plain(held.buf, t.data, held.file_pos, held.end, self.rows,
+                                                           max(self.rows - self.n, 1), out, bout, absolute.T, status, j)
+            packed += more
+            data, bidx = out[:nrows], bout[:nrows]
+            if bad:
+                self._plain_findings(j, nxt, status, data, bidx)
+            yield from self._add(data, bidx, absolute[0, :nrows], absolute[1, :nrows])
+            if stop == 1:  # more records than a table holds: this batch alone, a table at a time
+                p, size = int(t["position"][nxt]), int(t["size_in_bytes"][nxt])
+                rel = p - held.file_pos
+                yield from self._single(nxt, held.buf, rel + record_batch.HEADER_SIZE, rel + size,
+                                        int(t["records_count"][nxt]), held.file_pos)
+                nxt += 1
+            j = nxt
+            if stop == 0:
+                break
+        return packed
+
+    def _plain_findings(self, j0: int, end: int, status: np.ndarray, data: np.ndarray, bidx: np.ndarray) -> None:
+        """Findings of ``records_plain``'s batches ``j0``..``end``: offsets outside the batch, then offsets not
+        increasing (the first of each per batch), then decoding errors, as :meth:`_many` makes them."""
+        t, od = self.table, self.K.RCOL["offset_delta"]
+        for code, col in (("RECORD_OFFSET_OUT_OF_BATCH", 1), ("RECORD_OFFSETS_NOT_INCREASING", 2)):
+            for b in (j0 + np.flatnonzero(status[j0:end, col] >= 0)).tolist():
+                k = int(status[b, col])
+                delta = int(data[int(np.searchsorted(bidx, b)) + k, od])
+                last = wrap_long(int(t["last_offset"][b]) - int(t["base_offset"][b]))
+                self._error(b, code, OffsetOrder.message(code, k, delta, last), record_index=k, offset_delta=delta,
+                            last_offset_delta=last)
+        st = status[j0:end, 0]
+        for b in (j0 + np.flatnonzero((st != -1) & (st != kernels.RS_OK))).tolist():
+            self._error(b, "RECORD_DECODE_ERROR", kernels.RECORD_STATUS_TEXT[int(status[b, 0])])
 
     def _compressed(self, packed: np.ndarray, buf: np.ndarray, file_pos: int) -> Iterator[TablePair]:
         """Compressed batches: runs of lz4/zstd ones decompressed by the ``inflate`` kernel, the others one by one

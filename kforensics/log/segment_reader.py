@@ -154,6 +154,7 @@ class SegmentReader:
                 if file_hash is not None:
                     file_hash.cancel()
                 win.join_hash()
+                win.join_ahead()  # before the file is closed
                 self._win = None
                 self._end_of_data(win)
                 self.summary.findings = self._log.findings()

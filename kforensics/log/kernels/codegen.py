@@ -24,7 +24,7 @@ from ...formats.varint import LimitedVarInt
 from ..batch_table import COL
 from . import codecs, crc
 from .inflate import gen_inflate
-from .records_columns import gen_records_columns
+from .records_columns import gen_records_columns, gen_records_plain
 from .status import (
     RESYNC_FOUND,
     RESYNC_NEED_MORE,
@@ -523,6 +523,8 @@ def _header() -> str:
         f"#       into a record table; status {RS_OK} ok, {RS_FULL} table full (call again), others: damage",
         "#   records_many(buf, starts, ends, counts, out, batch_out, status_out) -> (batches done, rows written)",
         "#   records_columns(buf, info, out, batch_out, abs_out, status_out) -> (batches done, rows written)",
+        "#   records_plain(buf, bt, file_pos, held_end, rows_cap, room, out, batch_out, abs_out, status_out, j0)",
+        "#       -> (next row, rows written, batches to report, stop, compressed batches held)",
         "#   inflate(src, info, dst, limit, zctx, lctx, sizes, out) -> (batches done, status)   lz4/zstd records",
         "#       sections decompressed one after another into dst by the codec libraries"
         + ("" if codecs.HAVE_INFLATE else " (a stub: the libraries were not found)"),
@@ -549,6 +551,9 @@ def source() -> tuple[str, tuple[str, ...]]:
         + _RECORDS_MANY
         + "\n\n"
         + gen_records_columns(rec_cols)
+        + "\n\n"
+        + gen_records_plain(rec_cols, COL, record_batch.HEADER_SIZE, record_batch.MAGIC, record_batch.COMPRESSION_MASK,
+                            record_batch.TIMESTAMP_TYPE_BIT, record_batch.MIN_RECORD_SIZE, RS_OK, RS_TOO_FEW)
         + "\n\n"
         + gen_inflate(codecs.HAVE_INFLATE)
     )

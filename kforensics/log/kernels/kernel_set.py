@@ -19,16 +19,18 @@ Kernel = Callable[..., Any]
 
 class Kernels:
     """The compiled kernels (see :func:`kforensics.log.kernels.get`): ``walk``, ``resync``, ``decode_records``,
-    ``decode_records_many``, ``decode_records_columns`` and ``inflate``, with the record table's columns."""
+    ``decode_records_many``, ``decode_records_columns``, ``inflate`` and ``records_plain``, with the record
+    table's columns."""
 
     def __init__(self, walk: Kernel, resync: Kernel, records: Kernel, records_many: Kernel,
-                 record_columns: tuple[str, ...], records_columns: Kernel, inflate: Kernel):
+                 record_columns: tuple[str, ...], records_columns: Kernel, inflate: Kernel, records_plain: Kernel):
         self.walk = walk
         self.resync = resync
         self.decode_records = records
         self.decode_records_many = records_many
         self.decode_records_columns = records_columns
         self.inflate = inflate
+        self.records_plain = records_plain
         self.RECORD_COLUMNS = record_columns
         self.RCOL = {name: i for i, name in enumerate(record_columns)}
         #: path of the native library these kernels run from, None for numba's

@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 #: bumped whenever the entry points' C signatures or the library's file format change, so an older library is never
 #: loaded (2: sealed with its SHA-256)
-ABI = 3  # 3: inflate, and the codec libraries' functions called through pointers
+ABI = 4  # 3: inflate, and the codec libraries' functions called through pointers; 4: records_plain
 
 # argument kinds of the entry points: how a Python argument becomes C arguments
 BYTES = "bytes"  # a uint8 buffer read by the kernel: pointer, length (made contiguous if it is not: the kernels
@@ -85,6 +85,7 @@ ENTRY_POINTS = {
     "records_columns": ("decode_records_columns", (BYTES, TABLE, TABLE, OVEC, TABLE, TABLE), 2),
     # dst is written: a contiguous uint8 array is passed as it is, never copied
     "inflate": ("inflate", (BYTES, TABLE, BYTES, INT, INT, INT, OVEC, TABLE), 2),
+    "records_plain": ("records_plain", (BYTES, TABLE, INT, INT, INT, INT, TABLE, OVEC, TABLE, TABLE, INT), 5),
 }
 
 _CRC_POINTERS = ("kforensics_crc32c_ptr", "kforensics_crc32_ptr")
@@ -218,7 +219,7 @@ def _bind(lib: ctypes.CDLL, path: str, record_columns: tuple[str, ...], crcs: Cr
         fn.argtypes = _c_argtypes(kinds)
         calls[attr] = _EntryPoint(fn, kinds, nres, attr, fallback)
     k = Kernels(calls["walk"], calls["resync"], calls["decode_records"], calls["decode_records_many"],
-                record_columns, calls["decode_records_columns"], calls["inflate"])
+                record_columns, calls["decode_records_columns"], calls["inflate"], calls["records_plain"])
     k.native = path
     return k
 

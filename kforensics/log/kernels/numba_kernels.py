@@ -32,7 +32,7 @@ from . import cache, codecs, codegen, crc
 from .kernel_set import Kernels
 
 #: the kernels numba compiles, in the order they are defined (``records_many`` calls the compiled ``records``)
-_KERNELS = ("walk", "resync", "records", "records_many", "records_columns", "inflate")
+_KERNELS = ("walk", "resync", "records", "records_many", "records_columns", "records_plain", "inflate")
 
 
 def digest(src: str) -> str:
@@ -184,4 +184,4 @@ def _compile(src: str, rec_cols: tuple[str, ...], name: str, path: str | None) -
         compiled[kernel] = njit(cache=cached, nogil=True)(ns[kernel])
         ns[kernel] = compiled[kernel]  # records_many calls the compiled records
     return Kernels(compiled["walk"], compiled["resync"], compiled["records"], compiled["records_many"], rec_cols,
-                   compiled["records_columns"], compiled["inflate"])
+                   compiled["records_columns"], compiled["inflate"], compiled["records_plain"])

@@ -67,3 +67,87 @@ def gen_records_columns(rec_cols: tuple[str, ...]) -> str:
         "    return info.shape[0], k",
     ]
     return "\n".join(L) + "\n"
+
+
+def gen_records_plain(rec_cols: tuple[str, ...], batch_cols: dict[str, int], header_size: int, magic: int,
+                      codec_mask: int, timestamp_type_bit: int, min_record_size: int, ok: int, too_few: int) -> str:
+    """Source of ``records_plain``: ``records_columns`` for the uncompressed v2 batches of a chunk, reading the
+    batch table itself (no per-batch input built column by column in numpy).
+
+    ``records_plain(buf, bt, file_pos, held_end, rows_cap, room, out, batch_out, abs_out, status_out, j0)`` walks the
+    batch table ``bt`` from row ``j0``, decodes every v2 batch without compression whose bytes ``buf`` holds
+    (``buf[0]`` is file position ``file_pos``, ``held_end`` the file position past the bytes held), bounds each
+    batch's rows by its bytes (one more than fit is asked for when it claims more: reported as too few), and
+    returns ``(next row, rows written, batches with something to report, stop, compressed batches held)``;
+    stop 0: the table is done, 1: row ``next`` has more records than ``rows_cap`` (the caller decodes it
+    alone), 2: the rows would pass ``room`` (or the first batch's rows, when more) before row ``next``.
+    ``status_out`` rows of batches not decoded here are -1.
+    """
+    col = {name: i for i, name in enumerate(rec_cols)}
+    b = batch_cols
+    L = [
+        "def records_plain(buf, bt, file_pos, held_end, rows_cap, room, out, batch_out, abs_out, status_out, j0):",
+        "    k = 0",
+        "    lim = -1",
+        "    bad = 0",
+        "    packed = 0",
+        "    for b in range(j0, bt.shape[0]):",
+        "        status_out[b, 0] = -1",
+        "        status_out[b, 1] = -1",
+        "        status_out[b, 2] = -1",
+        f"        pos = bt[b, {b['position']}]",
+        f"        size = bt[b, {b['size_in_bytes']}]",
+        f"        if bt[b, {b['magic']}] != {magic} or pos < file_pos or pos + size > held_end:",
+        "            continue",
+        f"        if bt[b, {b['attributes']}] & {codec_mask} != 0:",
+        "            packed += 1",
+        "            continue",
+        f"        start = pos - file_pos + {header_size}",
+        "        end = pos - file_pos + size",
+        f"        counts = bt[b, {b['records_count']}]",
+        f"        fit = min(max(counts, 0), (end - start) // {min_record_size} + 1)",
+        "        cnt = fit + 1 if counts > fit else counts",
+        "        c = min(cnt, fit)",
+        "        if fit > rows_cap:",
+        "            return b, k, bad, 1, packed",
+        "        if lim < 0:",
+        "            lim = max(room, fit, 1)  # the first batch always fits",
+        "        if c > 0 and k + c > lim:",
+        "            return b, k, bad, 2, packed",
+        "        n, p, st = records(buf, start, end, c, out[k:])",
+        f"        base = bt[b, {b['base_offset']}]",
+        f"        last = bt[b, {b['last_offset']}] - base",
+        f"        bts = bt[b, {b['base_timestamp']}]",
+        f"        lat = bt[b, {b['attributes']}] & {timestamp_type_bit} != 0",
+        f"        mts = bt[b, {b['max_timestamp']}]",
+        "        outside = -1",
+        "        behind = -1",
+        "        prev = 0",
+        "        for j in range(n):",
+        "            row = out[k + j]",
+    ]
+    L += [f"            row[{col[name]}] += file_pos" for name in ("position", "key_pos", "value_pos", "headers_pos")]
+    L += [
+        f"            d = row[{col['offset_delta']}]",
+        "            if outside < 0 and (d < 0 or d > last):",
+        "                outside = j",
+        "            if behind < 0 and j > 0 and d <= prev:",
+        "                behind = j",
+        "            prev = d",
+        "            batch_out[k + j] = b",
+        "            abs_out[k + j, 0] = base + d",
+        "            if lat:",
+        "                abs_out[k + j, 1] = mts",
+        "            else:",
+        f"                abs_out[k + j, 1] = bts + row[{col['timestamp_delta']}]",
+        f"        if cnt > fit and st == {ok}:",
+        f"            st = {too_few}",
+        "        status_out[b, 0] = st",
+        "        status_out[b, 1] = outside",
+        "        status_out[b, 2] = behind",
+        f"        if st != {ok} or outside >= 0 or behind >= 0:",
+        "            bad += 1",
+        "        k += n",
+        "    return bt.shape[0], k, bad, 0, packed",
+    ]
+    return "\n".join(L) + "\n"
