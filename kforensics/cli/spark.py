@@ -124,11 +124,12 @@ def spark(snapshots: tuple[str, ...], out: str, manifest: str | None, master: st
 
 
 def _zookeeper_dirs(snaps: list[Any], zookeeper: tuple[str, ...]) -> tuple[list[Any], list[str]]:
-    """The snapshots that are broker log dirs, and the ZooKeeper data dirs (``--zookeeper`` and those among the
-    snapshots); a ZooKeeper data dir with a KRaft metadata log is refused later, once the snapshots are planned."""
-    from ..log.zookeeper_data_dir import zookeeper_root
+    """The snapshots that are broker log dirs, and the ZooKeeper data dirs (``--zookeeper`` and the local directories
+    among the snapshots that are one); a ZooKeeper data dir with a KRaft metadata log is refused later, once the
+    snapshots are planned."""
+    from ..log.zookeeper_data_dir import found_zookeeper_dir
 
-    found = [s for s in snaps if zookeeper_root(s.spec) is not None]
+    found = [s for s in snaps if found_zookeeper_dir(s.spec)]
     return [s for s in snaps if s not in found], [*zookeeper, *(s.spec for s in found)]
 
 

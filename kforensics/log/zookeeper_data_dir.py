@@ -332,12 +332,27 @@ def _log_damage(out: ZooKeeperData, f: Any, pos: int, why: str, stops: bool = Tr
 
 def zookeeper_root(spec: Any) -> Any:
     """The path a spec names when it is a ZooKeeper data dir (a dir holding ``version-2/`` with snapshot or log
-    files, or that ``version-2`` itself; local, in an archive or remote); None when it is not one."""
+    files, or that ``version-2`` itself; local, in an archive or remote; or a dir or archive whose only entry is
+    such a dir, as ``tar czf zookeeper.tgz zookeeper`` makes); None when it is not one."""
     from .listing import as_path
     from .sources import resolve
 
     try:
         p = resolve(spec) if isinstance(spec, str) else as_path(spec)
-        return p if version_dir(p) is not None else None
+        if version_dir(p) is not None:
+            return p
+        entries = list(p.iterdir()) if p.is_dir() else []
+        only = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
+        return only if only is not None and version_dir(only) is not None else None
     except (OSError, ValueError):
         return None
+
+
+def found_zookeeper_dir(spec: Any) -> bool:
+    """Whether an input given as evidence (not named as ZooKeeper's) is a ZooKeeper data dir: asked of local
+    directories only, so that telling them apart never indexes an archive or lists a remote store twice (an archive
+    or a URI of one is named with ``--zookeeper``)."""
+    import os
+
+    local = isinstance(spec, (str, os.PathLike)) and "://" not in str(spec) and os.path.isdir(spec)
+    return local and zookeeper_root(spec) is not None

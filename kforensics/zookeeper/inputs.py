@@ -6,16 +6,17 @@ from typing import Any
 
 from ..errors import InputError
 from ..findings import finding
-from ..log.zookeeper_data_dir import zookeeper_root
+from ..log.zookeeper_data_dir import found_zookeeper_dir, zookeeper_root
 from .partition_state import ZooKeeperCluster, read_zookeeper_cluster
 
 
 def split_zookeeper_dirs(brokers: Any) -> tuple[Any, list[Any]]:
     """``brokers`` less the ZooKeeper data dirs among them (a list of inputs only: ``--broker ID=DIR`` names a
-    broker), and those data dirs."""
+    broker; local directories only, :func:`~kforensics.log.zookeeper_data_dir.found_zookeeper_dir`), and those
+    data dirs."""
     if not isinstance(brokers, list):
         return brokers, []
-    zk = [b for b in brokers if zookeeper_root(b) is not None]
+    zk = [b for b in brokers if found_zookeeper_dir(b)]
     return [b for b in brokers if all(b is not z for z in zk)], zk
 
 

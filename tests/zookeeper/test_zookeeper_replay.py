@@ -46,10 +46,13 @@ def test_replay_names_kafkas_leader_and_epoch_from_zookeeper(name, tmp_path):
     assert not [f for f in report.findings if f.code.startswith("ZOOKEEPER")]
 
 
-def test_the_data_dir_among_the_inputs_is_found(tmp_path):
+def test_the_data_dir_among_the_inputs_is_found_and_an_archive_of_it_is_read_in_place(tmp_path):
     outcome, brokers, zk = _set("unclean-election-2.8.2", tmp_path)
-    report = replay_all([*brokers, str(zk)], kafka_version=VERSION, order=tuple(outcome["order"]), topic="events")
-    assert [(p.leader, p.leader_epoch, p.election.rule) for p in report.partitions] == [(3, 7, "unclean")]
+    archive = str(ROOT / "fixtures" / "lab" / "unclean-election-2.8.2" / "before" / "zookeeper.tgz")
+    order = tuple(outcome["order"])
+    for report in (replay_all([*brokers, str(zk)], kafka_version=VERSION, order=order, topic="events"),
+                   replay_all(brokers, kafka_version=VERSION, order=order, topic="events", zookeeper=[archive])):
+        assert [(p.leader, p.leader_epoch, p.election.rule) for p in report.partitions] == [(3, 7, "unclean")]
 
 
 def test_spark_names_the_replays_leaders(spark, tmp_path):
