@@ -43,6 +43,13 @@ def _records(body: bytes, base: int, count: int) -> list[tuple[int, bytes | None
     return out
 
 
+def _in_batch(records: list[tuple[int, bytes | None]], base: int, last: int) -> list[tuple[int, bytes | None]]:
+    """The records whose offset lies in their batch's [base, last]: a delta outside it is damage in the batch
+    (a flipped byte; Kafka refuses such a batch by its CRC before reading a record, DefaultRecordBatch
+    .ensureValid), and an offset read from it would be invented, not held."""
+    return [r for r in records if base <= r[0] <= last]
+
+
 def read_segment(path: Path) -> tuple[list[dict], int]:
     """Batches of one .log file, as far as whole batches go -> (batches, valid bytes)."""
     data = Path(path).read_bytes()
@@ -56,6 +63,7 @@ def read_segment(path: Path) -> tuple[list[dict], int]:
         count = struct.unpack_from(">i", data, pos + 57)[0]
         control, txn = bool(attrs & 0x20), bool(attrs & 0x10)
         recs = [] if control or attrs & 0x07 else _records(data[pos + HEADER : end], base, count)
+        recs = _in_batch(recs, base, base + last_delta)
         batches.append(
             {
                 "base": base,
