@@ -47,7 +47,13 @@ def gen_inflate(native: bool) -> str:
             f"    return 0, {INFLATE_FALLBACK}",
         ]) + "\n"
     m0, m1, m2, m3 = _LZ4_MAGIC
-    return f"""
+    return _NATIVE_SOURCE.format(INFLATE_DONE=INFLATE_DONE, INFLATE_FULL=INFLATE_FULL,
+                                 INFLATE_FALLBACK=INFLATE_FALLBACK, _CODEC_LZ4=_CODEC_LZ4, _CODEC_ZSTD=_CODEC_ZSTD,
+                                 _ZSTD_RESET_SESSION=_ZSTD_RESET_SESSION, m0=m0, m1=m1, m2=m2, m3=m3)
+
+
+#: ``inflate`` with the codec libraries (str.format fields: the statuses, codec ids, the LZ4 magic bytes)
+_NATIVE_SOURCE = """
 @njit(inline="always", cache=True)
 def _inflate_zstd(s, e, sbase, dbase, room, zctx, sizes):
     # one zstd frame from src[s:e] into room bytes at dbase: (bytes out, whether the frame ended with the input)

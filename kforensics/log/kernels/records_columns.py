@@ -126,8 +126,26 @@ def gen_records_plain(rec_cols: tuple[str, ...], batch_cols: dict[str, int], hea
         "        for j in range(n):",
         "            row = out[k + j]",
     ]
-    L += [f"            row[{col[name]}] += file_pos" for name in ("position", "key_pos", "value_pos", "headers_pos")]
+    L += _finish_rows(col, "file_pos")
     L += [
+        f"        if cnt > fit and st == {ok}:",
+        f"            st = {too_few}",
+        "        status_out[b, 0] = st",
+        "        status_out[b, 1] = outside",
+        "        status_out[b, 2] = behind",
+        f"        if st != {ok} or outside >= 0 or behind >= 0:",
+        "            bad += 1",
+        "        k += n",
+        "    return bt.shape[0], k, bad, 0, packed",
+    ]
+    return "\n".join(L) + "\n"
+
+
+def _finish_rows(col: dict[str, int], shift: str) -> list[str]:
+    """Lines finishing a batch's ``n`` rows at ``out[k:]``: positions shifted by ``shift``, each row's batch,
+    offset and timestamp, and the first delta outside the batch and first not increasing noted."""
+    L = [f"            row[{col[name]}] += {shift}" for name in ("position", "key_pos", "value_pos", "headers_pos")]
+    return L + [
         f"            d = row[{col['offset_delta']}]",
         "            if outside < 0 and (d < 0 or d > last):",
         "                outside = j",
@@ -140,14 +158,4 @@ def gen_records_plain(rec_cols: tuple[str, ...], batch_cols: dict[str, int], hea
         "                abs_out[k + j, 1] = mts",
         "            else:",
         f"                abs_out[k + j, 1] = bts + row[{col['timestamp_delta']}]",
-        f"        if cnt > fit and st == {ok}:",
-        f"            st = {too_few}",
-        "        status_out[b, 0] = st",
-        "        status_out[b, 1] = outside",
-        "        status_out[b, 2] = behind",
-        f"        if st != {ok} or outside >= 0 or behind >= 0:",
-        "            bad += 1",
-        "        k += n",
-        "    return bt.shape[0], k, bad, 0, packed",
     ]
-    return "\n".join(L) + "\n"
