@@ -134,7 +134,7 @@ _SHARED = 4 * KiB
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
-def _read_local(path: Path, cap: int) -> bytes | None:
+def read_local(path: Path, cap: int) -> bytes | None:
     """The bytes of a local regular file of at most ``cap`` bytes read whole; None for anything else (a file that
     is not there, not regular, too large, unreadable, or shorter than its size): :func:`read_side_file` says what."""
     try:
@@ -162,7 +162,7 @@ def read_side_files(paths: Sequence[Any], kind: str) -> list[SideFile]:
     seen: dict[bytes, tuple[str, Any]] = {}
     out = []
     for path in paths:
-        data = _read_local(path, cap) if isinstance(path, Path) else None
+        data = read_local(path, cap) if isinstance(path, Path) else None
         if data is None:
             out.append(read_side_file(path, kind))
             continue

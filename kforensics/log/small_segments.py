@@ -16,8 +16,6 @@ wrong with it.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,12 +23,12 @@ import numpy as np
 
 from . import kernels
 from .batch_table import COL, NCOLS, new_batch_rows
+from .side_files import read_local
 
 #: the largest segment read here (a larger one is not small: the segment reader walks it in windows); with
 #: :data:`SMALL_ROUND` segments at a time, at most 32 MiB of them are held, and their rows
 SMALL_SEGMENT = 64 << 10
 SMALL_ROUND = 512
-_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass
@@ -49,31 +47,11 @@ class WalkedSegments:
     sha256: list[str | None]
 
 
-def _read_whole(path: Path, cap: int) -> bytes | None:
-    """The bytes of a local regular file of at most ``cap`` bytes, read whole (None: anything else, or a read
-    that ended before the size taken at open: the segment reader then reports what it finds)."""
-    try:
-        fd = os.open(path, _FLAGS)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > cap or st.st_size == 0:
-            return None
-        data = os.read(fd, st.st_size)
-        if len(data) < st.st_size:
-            return None
-        return data
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def walk_small_segments(paths: list[Path], cap: int = SMALL_SEGMENT) -> WalkedSegments:
     """Read each local segment file (at most ``cap`` bytes) and walk all of them together (see the module)."""
     n = len(paths)
-    datas = [_read_whole(p, cap) for p in paths]
+    # an empty file, or one whose size changed while read, goes the segment reader's way, which reports it
+    datas = [read_local(p, cap) or None for p in paths]
     size = [len(d) if d is not None else 0 for d in datas]
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(size, out=starts[1:])

@@ -46,20 +46,8 @@ def gen_records_columns(rec_cols: tuple[str, ...]) -> str:
         "        for j in range(n):",
         "            row = out[k + j]",
     ]
-    L += [f"            row[{col[name]}] += shift" for name in ("position", "key_pos", "value_pos", "headers_pos")]
+    L += _finish_rows(col, "shift")
     L += [
-        f"            d = row[{col['offset_delta']}]",
-        "            if outside < 0 and (d < 0 or d > last):",
-        "                outside = j",
-        "            if behind < 0 and j > 0 and d <= prev:",
-        "                behind = j",
-        "            prev = d",
-        "            batch_out[k + j] = b",
-        "            abs_out[k + j, 0] = base + d",
-        "            if lat:",
-        "                abs_out[k + j, 1] = mts",
-        "            else:",
-        f"                abs_out[k + j, 1] = bts + row[{col['timestamp_delta']}]",
         "        status_out[b, 0] = st",
         "        status_out[b, 1] = outside",
         "        status_out[b, 2] = behind",
