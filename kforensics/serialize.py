@@ -20,6 +20,7 @@ import dataclasses
 import enum
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from .severity import Severity
@@ -38,27 +39,60 @@ def payload(data: bytes | bytearray | memoryview | None) -> dict[str, str] | Non
 
 def to_jsonable(obj: Any) -> Any:
     """``obj`` as plain JSON values (dict, list, str, int, float, bool, None)."""
-    if obj is None or isinstance(obj, (str, bool, int, float)):
-        if isinstance(obj, enum.Enum):
-            return _enum(obj)
+    t = type(obj)
+    if t is str or t is int or obj is None or t is bool or t is float:
         return obj
-    if isinstance(obj, enum.Enum):
-        return _enum(obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        to_json = getattr(obj, "__json__", None)
-        if to_json is not None:
-            return to_jsonable(to_json())
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if not f.name.startswith("_")}
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        items = sorted(obj) if isinstance(obj, (set, frozenset)) else obj
-        return [to_jsonable(v) for v in items]
-    if isinstance(obj, (bytes, bytearray, memoryview)):
-        return payload(obj)
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
+    conv = _CONVERTERS.get(t)
+    if conv is None:
+        conv = _CONVERTERS[t] = _converter(t)
+    return conv(obj)
+
+
+#: per type, the function that makes its values JSON-able: chosen once per type, not per value (a replay of
+#: thousands of partitions serialises millions of values)
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _converter(t: type) -> Callable[[Any], Any]:
+    """How values of type ``t`` become JSON-able (the conventions of this module's docstring)."""
+    if issubclass(t, enum.Enum):
+        return _enum
+    if dataclasses.is_dataclass(t):
+        if getattr(t, "__json__", None) is not None:
+            return lambda o: to_jsonable(o.__json__())
+        return _dataclass_converter(tuple(f.name for f in dataclasses.fields(t) if not f.name.startswith("_")))
+    if issubclass(t, (str, bool, int, float)):  # subclasses (numpy.float64 is one): JSON takes them as they are
+        return _same
+    if issubclass(t, dict):
+        return lambda o: {str(k): to_jsonable(v) for k, v in o.items()}
+    if issubclass(t, (list, tuple)):
+        return lambda o: [to_jsonable(v) for v in o]
+    if issubclass(t, (set, frozenset)):
+        return lambda o: [to_jsonable(v) for v in sorted(o)]
+    if issubclass(t, (bytes, bytearray, memoryview)):
+        return payload
+    if issubclass(t, os.PathLike):
+        return os.fspath
+    return _other
+
+
+def _dataclass_converter(names: tuple[str, ...]) -> Callable[[Any], Any]:
+    def convert(o: Any) -> dict[str, Any]:
+        out = {}
+        for n in names:
+            v = getattr(o, n)
+            t = type(v)
+            # plain values inline: most fields are, and a call per field is most of the cost
+            out[n] = v if (t is str or t is int or v is None or t is bool or t is float) else to_jsonable(v)
+        return out
+    return convert
+
+
+def _same(o: Any) -> Any:
+    return o
+
+
+def _other(obj: Any) -> Any:
     item = getattr(obj, "item", None)  # numpy scalars
     if item is not None and callable(item):
         return to_jsonable(item())

@@ -129,8 +129,11 @@ def elections_section(ev: ReplayEvidence) -> Section:
                          e.get("isr"), e.get("replicas"), "UNCLEAN" if e.get("unclean") else "",
                          e.get("record"), e.get("file")])
     if not rows:
-        s.text("No KRaft metadata log among the inputs: each partition's leader is the replay's default choice "
-               "(highest latest epoch, then longest log).")
+        hows = {(p.get("election") or {}).get("how") for p in ev.partitions()}
+        s.text("No KRaft metadata log among the inputs: " + (
+            "the leaders above follow the controller's state read from ZooKeeper's data dir (the ZooKeeper-era "
+            "controller's rules)." if hows & {"controller-record", "predicted"} else
+            "each partition's leader is the replay's default choice (highest latest epoch, then longest log)."))
         return s
     s.table(["partition", "metadata offset", "time (UTC)", "leader", "epoch", "ISR", "replicas", "unclean",
              "record", "file"], rows, caption="The controller's record, in the metadata log's order",
@@ -241,14 +244,24 @@ def transactions_section(ev: ReplayEvidence) -> Section:
             open_rows.append([f"{t['topic']}-{t['partition']}", t.get("leader"), o.get("producer_id"),
                               o.get("first_offset"), o.get("last_offset"), o.get("records"),
                               time_range(o.get("first_timestamp"), o.get("last_timestamp")), o.get("hanging"),
-                              o.get("why"), _where(o)])
+                              _at_restart(o), o.get("why"), _where(o)])
     s.table(["partition", "producer", "broker", "marker", "marker offset", "first offset", "last offset", "verdict",
              "marker (file @ byte)"], reopened, caption="Transactions reopened (their marker is lost)")
     s.table(["partition", "leader", "producer", "first offset", "last offset", "records", "written (UTC)",
-             "hanging", "why", "file @ byte"], open_rows, caption="Open transactions on the new leader")
+             "hanging", "at a restart", "why", "file @ byte"], open_rows, caption="Open transactions on the new leader")
     if not reopened and not open_rows:
         s.text("No transaction is reopened or left open by the replay.")
     return s
+
+
+def _at_restart(o: dict[str, Any]) -> str:
+    """What the restarted transaction coordinator does with an open transaction (``at_restart``), with the instant
+    its timeout passes when it aborts it then; ``-`` when not known (no coordinator's record was read)."""
+    what = o.get("at_restart") or "unknown"
+    if what == "unknown":
+        return "-"
+    when = utc(o.get("coordinator_timeout_at")) if what == "aborted once timed out" else None
+    return f"{what} (at {when})" if when else what
 
 
 def restart_section(ev: ReplayEvidence) -> Section:
