@@ -64,7 +64,8 @@ def transaction_rows(pt: PartitionTransactions, context: Mapping[str, Any] | Non
                      "first_offset": t.first_offset, "last_offset": t.last_offset, "records": t.records,
                      "age_ms": t.age_ms, "hanging": t.hanging, "coordinator_state": t.coordinator_state,
                      "file": t.file, "position": t.position, "detail": t.why,
-                     "transaction_version": t.transaction_version})
+                     "transaction_version": t.transaction_version, "at_restart": t.at_restart,
+                     "coordinator_timeout_at": t.coordinator_timeout_at})
     aborted = {(a.producer_id, a.last_offset): a for a in pt.aborted}
     for m in pt.markers:
         a = aborted.get((m.producer_id, m.offset))

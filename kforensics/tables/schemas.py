@@ -78,6 +78,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("coordinator_state", pa.string()), ("in_txn_index", pa.bool_()), ("last_stable_offset", pa.int64()),
         ("file", pa.string()), ("position", pa.int64()), ("detail", pa.string()),
         ("transaction_version", pa.string()), ("fenced", pa.bool_()),
+        ("at_restart", pa.string()), ("coordinator_timeout_at", pa.int64()),
     ]),
     "committed_offsets": pa.schema(CONTEXT + [
         ("group", pa.string()), ("topic", pa.string()), ("partition", pa.int32()), ("offset", pa.int64()),
@@ -129,7 +130,10 @@ DESCRIPTIONS = {
                     "partition's, rebuilt from the log. Markers listed are each partition's last 1000. "
                     "`transaction_version` (KIP-890): 0, 1 or 2 from the coordinator's record, 2 or 0-1 from the "
                     "epochs (a marker does not carry it); `fenced`: the coordinator aborted it by fencing the "
-                    "producer (null: not known).",
+                    "producer (null: not known). On an open one, `at_restart` says what the restarted coordinator "
+                    "does with it (stays open, completed by the coordinator, aborted once timed out, or unknown) and "
+                    "`coordinator_timeout_at` when its timeout passes (ms since the epoch, from the coordinator's "
+                    "record).",
     "committed_offsets": "one row per consumer group and partition: the committed offset, leader epoch, metadata "
                          "and commit time, and where in __consumer_offsets it was read (partition, record offset, "
                          "file, byte position of its batch, the brokers whose copy holds it). `scan --out` writes "

@@ -144,6 +144,10 @@ ELECTIONS = [p for p in sorted((ROOT / "fixtures" / "elections").glob("election-
 TIERED = sorted((ROOT / "fixtures" / "tiered").glob("tiered-*"))
 
 
+#: real Kafka's open transactions (the lab's set, #24): the coordinator's record says what a restart does to each
+LAB_OPEN_TXN = ROOT / "fixtures" / "lab" / "open-transaction-4.4.0" / "before"
+
+
 #: random election histories (tests/kraft/election_histories.py) the two front ends must agree on
 RANDOM_SEEDS = range(12)
 
@@ -167,6 +171,8 @@ def clusters(tmp: Path) -> dict[str, list[Path]]:
                                       else sorted(sc.glob("broker-*")))
     for b in sorted(d for d in (ROOT / "fixtures" / "brokers").iterdir() if d.is_dir() and d.name != "damaged"):
         out[f"fixture-{b.name}"] = [b]
+    if LAB_OPEN_TXN.exists():  # the brokers' archives as the lab kept them
+        out["lab-open-transaction"] = sorted(LAB_OPEN_TXN.glob("broker-*.tgz"))
     out.update(real_clusters())
     return out
 
@@ -203,8 +209,8 @@ def both(spark, tmp_path_factory):
             scans[f"{name}-{i}"] = json.loads(r.stdout)
         report = replay_all([str(d) for d in dirs])
         cli[name] = SimpleNamespace(scans=scans, replay=report, impact=replay_impact(report, report.log_dirs))
-    tables = {t: read_pandas(str(tmp / "out"), t) for t in ("findings", "verdicts", "partitions")}
-    return cli, tables
+    tables = {t: read_pandas(str(tmp / "out"), t) for t in ("findings", "verdicts", "partitions", "transactions")}
+    return cli, tables, tmp
 
 
 def _row(code, file, position, severity) -> tuple:
@@ -226,7 +232,7 @@ def test_findings_are_scans_and_replays_each_once(both):
     """Row for row (code, file, position, severity) per cluster.  Before: the replicas' epochs against the
     controller's grants were listed by the scan stage and again by the replay stage (on the real 3-broker KRaft
     cluster, 334 rows where the three scans have 212), and the timeline's findings once per node and once more."""
-    cli, tables = both
+    cli, tables, _ = both
     f = tables["findings"]
     for name, c in cli.items():
         rows = f[f["cluster"] == name]
@@ -238,7 +244,7 @@ def test_findings_are_scans_and_replays_each_once(both):
 
 
 def test_verdicts_and_partitions_are_replays_and_scans(both):
-    cli, tables = both
+    cli, tables, _ = both
     v, parts = tables["verdicts"], tables["partitions"]
     for name, c in cli.items():
         got = Counter((r.topic, int(r.partition), int(r.broker_id), r.verdict, r.offsets, int(r.records),
@@ -261,7 +267,7 @@ def test_tiered_partitions_are_scans(both):
     """The ``tiered`` column of each snapshot's partitions (log start, local log start, remote coverage, gaps)
     equals ``scan``'s ``partitions[].tiered``; and the tiered cases' verdicts include what only the tiered path
     gives (``REMOTE_SEGMENTS_UNREACHABLE``, and a follower below the leader's local log start judged ``OK``)."""
-    cli, tables = both
+    cli, tables, _ = both
     parts, v = tables["partitions"], tables["verdicts"]
     tiered_rows = 0
     for t in TIERED:
@@ -278,3 +284,35 @@ def test_tiered_partitions_are_scans(both):
     assert ("tiered-unclean-orphans-remote", "orders", 2, "REMOTE_SEGMENTS_UNREACHABLE") in codes, codes
     assert ("tiered-follower-below-local-start", "orders", 2, "OK") in codes, codes
     assert ("tiered-remote-local-gap", "orders", 2, "NOT_CONVERGING") in codes, codes
+
+
+def test_transactions_are_scans_with_what_a_restart_does(both):
+    """The ``transactions`` table of each snapshot equals ``scan --out``'s, row for row, with ``at_restart`` and
+    ``coordinator_timeout_at`` (before: neither table had them; only scan's JSON and text said what the restarted
+    coordinator does with an open transaction).  The lab's set holds real Kafka's open transactions, each Ongoing
+    in the coordinator's record: aborted once its start plus timeout has passed."""
+    import pyarrow.parquet as pq
+
+    cli, tables, tmp = both
+    spark = tables["transactions"]
+    cols = ("topic", "partition", "kind", "producer_id", "first_offset", "last_offset", "at_restart",
+            "coordinator_timeout_at")
+
+    def key(row) -> tuple:
+        return tuple(None if x is None or x != x else x for x in row)
+
+    compared = 0
+    for name, c in cli.items():
+        for i, sid in enumerate(c.scans):
+            path = tmp / f"scan-{name}-{i}" / "transactions.parquet"
+            want = Counter(key(tuple(r[k] for k in cols)) for r in pq.read_table(path).to_pylist()) \
+                if path.exists() else Counter()
+            mine = spark[spark["snapshot_id"] == sid]
+            got = Counter(key(tuple(getattr(r, k) for k in cols)) for r in mine.itertuples())
+            assert got == want, (sid, sorted((got - want).items())[:3], sorted((want - got).items())[:3])
+            compared += sum(want.values())
+    assert compared, "no transaction compared"
+    if LAB_OPEN_TXN.exists():
+        lab = spark[(spark["cluster"] == "lab-open-transaction") & (spark["kind"] == "open")]
+        assert len(lab) and set(lab["at_restart"]) == {"aborted once timed out"}, lab
+        assert all(int(t) > 0 for t in lab["coordinator_timeout_at"])
