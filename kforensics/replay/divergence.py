@@ -102,3 +102,16 @@ def compare(a: Replica, b: Replica) -> Divergence:
 def divergence(replicas: list[Replica]) -> list[Divergence]:
     """Pairwise divergence for every pair of replicas, in broker order."""
     return [compare(a, b) for a, b in combinations(sorted(replicas, key=lambda r: r.broker_id), 2)]
+
+
+def in_sync_divergence(replicas: list[Replica]) -> list[Divergence]:
+    """:func:`divergence` of replicas that hold the same batches, log start, log end and cleaner offset
+    (:func:`kforensics.replay.in_sync.in_sync`): one pair is compared and every pair answers the same, but for
+    its brokers (equal log ends leave no ``only_on_<broker>`` span)."""
+    ordered = sorted(replicas, key=lambda r: r.broker_id)
+    if len(ordered) < 2:
+        return []
+    one = compare(ordered[0], ordered[0])  # each replica stands for every other: the same comparison
+    return [Divergence((a.broker_id, b.broker_id), one.first_divergent_offset, one.log_end_offsets,
+                       one.compacted_below, [Span(s.start, s.end, s.status) for s in one.agreement])
+            for a, b in combinations(ordered, 2)]

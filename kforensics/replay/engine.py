@@ -138,11 +138,17 @@ def synthetic_batch(broker: int, offset: int, epoch: int, records: int = 1, size
     return [offset, offset + records - 1, epoch, crc, records, size, -1, 2]
 
 
+def default_epoch(replicas: list[Replica]) -> int | None:
+    """The epoch of the default election: one above the latest any replica holds (None: no epoch follows Kafka's
+    largest)."""
+    top = max((e for e in (r.latest_epoch for r in replicas) if e is not None), default=-1)
+    return top + 1 if top < MAX_LEADER_EPOCH else None
+
+
 def default_events(replicas: list[Replica], leader: int, epoch: int | None = None) -> list[dict[str, Any]]:
     """The leader is elected (in a new epoch unless given) and every other replica follows it."""
     if epoch is None:
-        top = max((r.latest_epoch for r in replicas if r.latest_epoch is not None), default=-1)
-        epoch = top + 1 if top < MAX_LEADER_EPOCH else None  # None: no epoch follows Kafka's largest
+        epoch = default_epoch(replicas)
     events: list[dict[str, Any]] = [{"op": "elect", "leader": leader, "epoch": epoch}]
     for r in sorted(replicas, key=lambda r: r.broker_id):
         if r.broker_id != leader:
@@ -529,6 +535,8 @@ def _election_verdicts(elections: list[_Election], own_hw: int) -> list[Verdict]
 
 def _recovery_verdicts(st: ReplicaState, loaded: Restarted, notes: list[str]) -> list[Verdict]:
     cut = loaded.lost_to_recovery
+    if not len(cut) and not loaded.lost_unread:
+        return []  # recovery cut nothing
     gone = cut.select(~cut.held_in(st.log))
     unread = [(a, b) for a, b in loaded.lost_unread if not st.log.covers(a)]
     if not len(gone) and not unread:

@@ -17,7 +17,7 @@ from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, finding
 from ..kraft.controller_choice import RestartEvidence
 from ..verdict_rules import LOSS
-from . import acknowledgements
+from . import acknowledgements, in_sync
 from .engine import PartitionReplay, WhatIf, replay_partition
 from .leadership import leadership, settled
 from .replica import NeedRows, Replica
@@ -62,10 +62,12 @@ def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: li
 
 
 def _replay(replicas: list[Replica], reload: Reload, **kw: Any) -> tuple[PartitionReplay, list[Replica]]:
-    """``replay_partition``, widening the window each time the replay reaches below it."""
+    """``replay_partition``, widening the window each time the replay reaches below it; replicas in sync are
+    replayed once for all (:mod:`.in_sync`, the same result)."""
     while True:
         try:
-            return replay_partition(replicas=replicas, **kw), replicas
+            fast = in_sync.replay_in_sync(replicas=replicas, **kw) if in_sync.ENABLED else None
+            return (fast if fast is not None else replay_partition(replicas=replicas, **kw)), replicas
         except NeedRows as e:
             wider = reload(e.offset)
             if all(w.window_start >= r.window_start for w, r in zip(wider, replicas)) and any(

@@ -41,6 +41,8 @@ _C = {name: i for i, name in enumerate(COLUMNS)}
 IDENTITY = slice(0, 4)  # base_offset, last_offset, partition_leader_epoch, crc (as stored)
 #: what a row left short by ``from_rows`` holds in the columns it lacks
 _DEFAULTS = {"crc_valid": 1, "segment": -1, "position": -1}
+#: up to this many batches a log's epoch runs are found in Python (fewer fixed costs than numpy's passes)
+_SMALL_LOG = 64
 
 
 def same_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -182,11 +184,25 @@ class BatchLog:
     def _epoch_runs(self) -> list[tuple[int, int, int]]:
         if not len(self):
             return []
+        if len(self) <= _SMALL_LOG:
+            return self._epoch_runs_small()
         ep = self.col("partition_leader_epoch")
         base, last = self.col("base_offset"), self.col("last_offset")
         starts = np.flatnonzero(np.concatenate(([True], ep[1:] != ep[:-1])))
         ends = np.concatenate((starts[1:] - 1, [len(ep) - 1]))
         return [(int(base[a]), int(last[b]), int(ep[a])) for a, b in zip(starts.tolist(), ends.tolist())]
+
+    def _epoch_runs_small(self) -> list[tuple[int, int, int]]:
+        # the same runs as the vectorised pass, whose fixed cost outweighs a small log's rows
+        ep = self.col("partition_leader_epoch").tolist()
+        base, last = self.col("base_offset").tolist(), self.col("last_offset").tolist()
+        out, a = [], 0
+        for i in range(1, len(ep)):
+            if ep[i] != ep[i - 1]:
+                out.append((base[a], last[i - 1], ep[a]))
+                a = i
+        out.append((base[a], last[-1], ep[a]))
+        return out
 
     def epoch_transitions(self) -> list[tuple[int, int, int]]:
         """(epoch, base offset, magic) where the epoch or the format changes: all a cache rebuild needs."""

@@ -192,10 +192,13 @@ def restart(r: Replica, mode: KafkaVersion) -> Restarted:
         return Restarted(BatchLog.empty(), LeaderEpochCache(mode=mode), 0, BatchLog.empty(), load_fails=True,
                          notes=["the broker cannot read this log's leader-epoch-checkpoint: loading throws (up to "
                                 "3.2 the broker does not start, from 3.3 the log dir goes offline)"])
-    cut = _cut_mask(r)
-    if _cut_below_window(r, cut) and r.prefix is not None:
-        raise NeedRows(r.prefix.end - 1)
-    kept, lost = r.log.select(~cut), r.log.select(cut)
+    if plan is None or not plan.truncates:
+        kept, lost = r.log, BatchLog(r.log.data[:0])  # nothing cut (the masks' answer, without them)
+    else:
+        cut = _cut_mask(r)
+        if _cut_below_window(r, cut) and r.prefix is not None:
+            raise NeedRows(r.prefix.end - 1)
+        kept, lost = r.log.select(~cut), r.log.select(cut)
     kept_end = kept.end_offset if len(kept) else None
     log_end: int = kept_end if kept_end is not None else (r.prefix.end if r.prefix is not None else r.log_start)
     cache = load_cache(r, kept, log_end, mode)
