@@ -25,6 +25,23 @@ def test_a_record_outside_its_batch_is_not_read_as_held(tmp_path):
     assert [o for o, _ in bad["records"]] == [100, 102]
 
 
+def test_a_record_walk_past_its_batch_ends_the_batchs_records(tmp_path):
+    """A flipped record length (the second record's, made huge) runs the walk past the batch's body: the records
+    before it are read, the rest are not, and the next batch is read as before (before: IndexError, and the run
+    crc-flip-2.8.2-s315412625 ended as a harness error)."""
+    first = bytearray(build_batch([RecordData(i, 1000 + i, None, f"run|orders|all|{i}|x".encode()) for i in range(3)],
+                                  base_offset=0, last_offset=2))
+    second = build_batch([RecordData(3, 1003, None, b"run|orders|all|3|x")], base_offset=3, last_offset=3)
+    first_len = first[61]
+    at = 61 + 1 + (first_len >> 1)  # the second record's length varint (one byte here)
+    first[at] = 0x7E  # zig-zag 63: the record would end past the batch
+    batches = read_segment(_write(tmp_path / "walk.log", bytes(first) + second))[0]
+    assert [[o for o, _ in b["records"]] for b in batches] == [[0], [3]]
+    first[at] = 0xFF  # a varint that never ends inside the batch
+    batches = read_segment(_write(tmp_path / "walk2.log", bytes(first) + second))[0]
+    assert [[o for o, _ in b["records"]] for b in batches] == [[0], [3]]
+
+
 def _write(path, data):
     path.write_bytes(data)
     return path
