@@ -85,16 +85,14 @@ def _recovered_from(r: Replica) -> int | None:
 
 def _same_reach(r: Replica, first: Replica, reach: int | None) -> bool:
     """Whether restart reads the same segments of ``r`` as of ``first`` (whose :func:`_recovered_from` is
-    ``reach``): the same plan reach, and the named segment first found at the same index."""
+    ``reach``): the same plan reach, and the named segment found at the same index."""
     p, q = r.recovery, first.recovery
     if p is None or q is None or (p.recovers, p.from_segment) != (q.recovers, q.from_segment):
         return False
     if reach is None or reach == -1:
         return _recovered_from(r) == reach
     # segment_index is the first segment of that name: at ``reach``, and none before it
-    name = os.path.basename(str(first.segments[reach]))
-    return (reach < len(r.segments) and os.path.basename(str(r.segments[reach])) == name
-            and (reach == 0 or r.segment_index(name) == reach))
+    return r.segment_index(str(first.segments[reach])) == reach
 
 
 def in_sync(replicas: list[Replica]) -> bool:
@@ -194,8 +192,9 @@ def _replay(topic: str, partition: int, replicas: list[Replica], rs: Restarted, 
     fst = None
     if followers:
         fst = states[followers[0]] = _state(by_id[followers[0]], rs, mode)
-    outcomes = {r.broker_id: ReplicaOutcome(r.broker_id, "follower", r.log_end_offset, r.log_end_offset,
-                                            r.high_watermark, [], lst.leo, notes=list(rs.notes))
+    end = replicas[0].log_end_offset
+    outcomes = {r.broker_id: ReplicaOutcome(r.broker_id, "follower", end, end, r.high_watermark, [], lst.leo,
+                                            notes=list(rs.notes))
                 for r in replicas}
     elections: list[_Election] = []
     # _lacked reads the other replicas' batches: they are the leader's own, so only the leader is passed

@@ -265,6 +265,8 @@ class Replica:
     notes: list[str] = field(default_factory=list)
     prefix: Prefix | None = None
     tiered: Any = None  # a tiered log (kforensics.tiered.tier_state.TieredReplica); set by the replay's inputs
+    # the segments' file names, worked out once (with how many segments they were taken from)
+    _names: tuple[int, list[str]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def local_log_start(self) -> int:
@@ -299,7 +301,10 @@ class Replica:
         if path is None:
             return None
         name = os.path.basename(str(path))
-        return next((i for i, s in enumerate(self.segments) if os.path.basename(str(s)) == name), None)
+        if self._names is None or self._names[0] != len(self.segments):
+            self._names = (len(self.segments), [os.path.basename(str(s)) for s in self.segments])
+        names = self._names[1]
+        return names.index(name) if name in names else None
 
     def epoch_cache(self, mode: KafkaVersion) -> LeaderEpochCache:
         """The cache as the checkpoint holds it; for a replica with no disk and no checkpoint, as its batches

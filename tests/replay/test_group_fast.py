@@ -9,6 +9,7 @@ versions.  A test that the fast path is taken counts it, and one diverged or dam
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import replace
 
@@ -141,3 +142,34 @@ def test_a_diverged_group_in_the_fleet_goes_through_the_engine(fleet, monkeypatc
     fast, full, taken = _both(monkeypatch, lambda: replay_all([str(d) for d in dirs]))
     assert fast == full
     assert taken == 239
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):
+    """Two partitions of 40 000 batches on 3 brokers: each group's replay is windowed (its replicas carry a prefix)."""
+    return _bench()(tmp_path_factory.mktemp("wide"), "wide", 3, 2, 40_000)
+
+
+@pytest.mark.parametrize("version", ["latest", "0.10", "2.0"])
+@pytest.mark.parametrize("hw", [None, 39_000, 20_000])
+def test_windowed_groups_replay_the_same(wide, version, hw, monkeypatch, tmp_path):
+    """The window's prefix is part of what the replicas share; a high watermark below the log end has followers
+    truncate before KIP-101, within the window (39 000) or below it (20 000: the group is widened and replayed
+    again)."""
+    import shutil
+
+    from kforensics.formats import checkpoint
+
+    dirs = wide
+    if hw is not None:
+        dirs = []
+        for d in wide:
+            dirs.append(tmp_path / d.name)
+            shutil.copytree(d, dirs[-1], copy_function=os.link)
+            (dirs[-1] / "replication-offset-checkpoint").unlink()
+            (dirs[-1] / "replication-offset-checkpoint").write_bytes(
+                checkpoint.encode("replication_offset_checkpoint", [("t0", 0, hw), ("t0", 1, hw)]))
+    mode = parse_kafka_version(version)
+    fast, full, taken = _both(monkeypatch, lambda: replay_all([str(d) for d in dirs], kafka_version=mode))
+    assert fast == full
+    assert taken == 2
