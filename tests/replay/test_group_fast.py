@@ -128,6 +128,23 @@ def test_the_fast_path_answers_for_agreeing_replicas_only(fleet):
         assert group_mod.replay_group(topic, partition, group).replicas  # the engine answers instead
 
 
+@pytest.mark.parametrize("version", ["latest", "0.10", "2.0"])
+def test_one_replica_two_replicas_and_empty_logs_answer_as_the_engine(fleet, version):
+    mode = parse_kafka_version(version)
+    loaded = load_replicas([str(d) for d in fleet])
+    (topic, partition), (a, b, c) = sorted(loaded.groups.items())[1]
+    empty = [replace(r, log=BatchLog.empty(), high_watermark=0, epoch_checkpoint=[]) for r in (a, b, c)]
+    for group in ([a], [b, c], [c, a, b], empty, empty[:1]):
+        fast = in_sync.replay_in_sync(topic, partition, group, kafka_version=mode)
+        assert fast is not None
+        assert to_jsonable(fast) == to_jsonable(replay_partition(topic, partition, group, kafka_version=mode))
+        for leader in sorted(r.broker_id for r in group):
+            fast = in_sync.replay_in_sync(topic, partition, group, kafka_version=mode, leader=leader)
+            assert fast is not None and fast.leader == leader
+            assert to_jsonable(fast) == to_jsonable(replay_partition(topic, partition, group, kafka_version=mode,
+                                                                     leader=leader))
+
+
 def test_a_diverged_group_in_the_fleet_goes_through_the_engine(fleet, monkeypatch, tmp_path):
     import shutil
 
