@@ -47,6 +47,45 @@ def context_of(report: ScanReport, context: Mapping[str, Any] | None) -> dict[st
     return c
 
 
+#: one encoder for every row's JSON text (``dumps``' settings: one line, not ASCII-escaped)
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+@functools.cache
+def _public_fields(t: type) -> tuple[str, ...] | None:
+    """The fields :func:`~kforensics.serialize.to_jsonable` writes of a dataclass type (None: it has its own
+    ``__json__``, or is no dataclass)."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(t) or getattr(t, "__json__", None) is not None:
+        return None
+    return tuple(f.name for f in dataclasses.fields(t) if not f.name.startswith("_"))
+
+
+def jsonable_row(obj: Any) -> dict[str, Any]:
+    """``to_jsonable(obj)`` of a flat dataclass (a segment's facts, a file's record, a recovery plan): the same
+    dict, its plain values and lists of plain values taken as they are rather than converted one by one (a fleet has a
+    segment and a file or two per partition dir)."""
+    names = _public_fields(type(obj))
+    if names is None:
+        out: dict[str, Any] = to_jsonable(obj)
+        return out
+    row = {}
+    for n in names:
+        v = getattr(obj, n)
+        t = type(v)
+        if t is str or t is int or v is None or t is bool or t is float:
+            row[n] = v
+        elif t is list and all(type(x) in _PLAIN for x in v):
+            row[n] = v
+        else:
+            row[n] = to_jsonable(v)
+    return row
+
+
 def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
@@ -66,7 +105,7 @@ def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
                      "recovery_lost_records": r.lost_records,
                      "recovery_lost_committed_records": r.lost_committed_records,
-                     "recovery": dumps(r), "complete": p.complete,
+                     "recovery": _JSON.encode(jsonable_row(r)), "complete": p.complete,
                      "tiered": None if p.tiered is None else json.dumps(p.tiered.as_dict())})
     return rows
 
@@ -81,7 +120,7 @@ def segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) 
 
 def iter_segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     c = context_of(report, context)
-    return ({**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
+    return ({**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **jsonable_row(s)}
             for p in report.partitions for s in p.segments)
 
 
@@ -124,7 +163,7 @@ def files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> 
 
 def iter_files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     c = context_of(report, context)
-    return ({**c, **to_jsonable(f)} for f in report.files)
+    return ({**c, **jsonable_row(f)} for f in report.files)
 
 
 def files_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
