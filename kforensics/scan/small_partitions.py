@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +74,9 @@ def scan_small_partitions(items: Sequence[tuple[PartitionLog, PartitionContext, 
     out: list[WalkedPartition | None] = [None] * n
     if not clean.any():
         return out
-    agg = _aggregates(rows, walked.first, walked.count)
+    agg: dict[str, list[Any]] = {**_aggregates(rows, walked.first, walked.count)}
     chosen = np.flatnonzero(clean).tolist()
+    agg.update(_lists(rows, walked.first, walked.count, chosen))
     sides = _side_files([items[i][0] for i in chosen])
     for i, side in zip(chosen, sides):
         pd, ctx, seg = items[i]
@@ -137,6 +139,43 @@ def _aggregates(rows: np.ndarray, first: np.ndarray, count: np.ndarray) -> dict[
     return out
 
 
+#: the sorted bits of every codec mask (``1 << codec`` or-ed over a segment's rows; codecs are three bits)
+_CODECS = [[c for c in range(8) if m >> c & 1] for m in range(256)]
+
+
+def _lists(rows: np.ndarray, first: np.ndarray, count: np.ndarray, chosen: list[int]) -> dict[str, list[Any]]:
+    """Per segment (only those ``chosen`` filled): its distinct codecs, its producer ids (>= 0) and its epoch
+    transitions (``(epoch, base offset, magic)`` where the epoch changes, the first row included), as the
+    per-partition walk finds them, computed for the round's rows at once."""
+    n = len(first)
+    out: dict[str, list[Any]] = {"codecs": [[]] * n, "pids": [[]] * n, "epoch_rows": [[]] * n}
+    has = count > 0
+    at = first[has]
+    if not len(at):
+        return out
+    attrs = rows[:, COL["attributes"]]
+    masks = np.zeros(n, dtype=np.int64)
+    masks[has] = np.bitwise_or.reduceat(np.left_shift(1, attrs & COMPRESSION_MASK), at)
+    pid = rows[:, COL["producer_id"]]
+    top = np.full(n, -1, dtype=np.int64)
+    top[has] = np.maximum.reduceat(pid, at)
+    ple, base = rows[:, COL["partition_leader_epoch"]], rows[:, COL["base_offset"]]
+    change = np.ones(len(rows), dtype=bool)
+    change[1:] = ple[1:] != ple[:-1]
+    change[at] = True
+    where = np.flatnonzero(change)
+    bounds = np.searchsorted(where, np.concatenate((first, [len(rows)]))).tolist()
+    epochs, bases = ple[where].tolist(), base[where].tolist()
+    mask_list, top_list, lo_list, n_list = masks.tolist(), top.tolist(), first.tolist(), count.tolist()
+    for i in chosen:
+        out["codecs"][i] = _CODECS[mask_list[i]]
+        lo, k = lo_list[i], n_list[i]
+        out["pids"][i] = [] if top_list[i] < 0 else _distinct(pid[lo:lo + k][pid[lo:lo + k] >= 0])
+        out["epoch_rows"][i] = [(e, b, MAGIC) for e, b in zip(epochs[bounds[i]:bounds[i + 1]],
+                                                               bases[bounds[i]:bounds[i + 1]])]
+    return out
+
+
 def _distinct(a: np.ndarray) -> list[int]:
     if not len(a):
         return []
@@ -144,7 +183,7 @@ def _distinct(a: np.ndarray) -> list[int]:
     return [int(lo)] if lo == hi else np.unique(a).tolist()
 
 
-def _scan_walked(pd: PartitionLog, ctx: PartitionContext, seg: LogSegment, t: BatchTable, a: dict[str, int], size: int,
+def _scan_walked(pd: PartitionLog, ctx: PartitionContext, seg: LogSegment, t: BatchTable, a: dict[str, Any], size: int,
                  sha256: str | None, kafka_version: KafkaVersion, side: SideFiles) -> PartitionScan:
     """:func:`~kforensics.scan.partition.scan_partition` of a plain partition dir whose one segment was walked with
     others and passed every per-chunk check: the segment's facts from the aggregates, the rest as that path does."""
@@ -160,13 +199,10 @@ def _scan_walked(pd: PartitionLog, ctx: PartitionContext, seg: LogSegment, t: Ba
     facts.batches, facts.records = n, a["records"]
     facts.valid_end_offset, facts.valid_records = a["top"] + 1, a["records"]
     facts.magics = [MAGIC]
-    facts.codecs = _distinct(t["attributes"] & COMPRESSION_MASK)
+    facts.codecs = list(a["codecs"])
     walk.magics.add(MAGIC)
-    ple, base = t["partition_leader_epoch"], t["base_offset"]
-    change = np.flatnonzero(np.concatenate(([True], ple[1:] != ple[:-1])))
-    walk.epoch_rows = [(e, b, MAGIC) for e, b in zip(ple[change].tolist(), base[change].tolist())]
-    pid = t["producer_id"]
-    walk.pids.update(_distinct(pid[pid >= 0]))
+    walk.epoch_rows = a["epoch_rows"]
+    walk.pids.update(a["pids"])
     # what the transaction tracker's feed keeps of batches that are neither transactional nor control
     o = walk.txn.out
     o.log_start_offset, o.log_end_offset, o.max_timestamp = a["base"], a["top"] + 1, a["max_ts"]
