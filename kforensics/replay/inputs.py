@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..epoch.versions import LATEST, KafkaVersion
-from ..log.batch_table import BatchTable
+from ..log.batch_table import COL, BatchTable
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
@@ -18,6 +18,8 @@ from .not_replayed import LeftOut, left_out
 from .replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from .summary import ReplicaSummary, SummaryBuilder, needs_summaries
 from .verdicts import RecordDigest
+
+_CRC, _CRC_COMPUTED = COL["crc"], COL["crc_computed"]
 
 
 class ReplicaCollector:
@@ -40,7 +42,7 @@ class ReplicaCollector:
 
     def replica(self, broker_id: int, p: PartitionScan, cluster_id: str | None = None) -> Replica:
         parts = self.parts.pop(p.path, [])
-        data = np.concatenate(parts) if parts else BatchLog.empty().data
+        data = (parts[0] if len(parts) == 1 else np.concatenate(parts)) if parts else BatchLog.empty().data
         r = Replica(broker_id, BatchLog(data), log_start=p.log_start_offset or 0, high_watermark=p.high_watermark,
                     epoch_checkpoint=p.epoch_cache_written, cleaner_offset=p.cleaner_offset, source=p.path,
                     segments=self.segments.pop(p.path, []), recovery=p.recovery,
@@ -59,17 +61,21 @@ class ReplicaCollector:
 def replay_columns(t: BatchTable, segment: int) -> np.ndarray:
     """The replay's columns of a chunk of batch headers."""
     n = len(t)
-    cols = []
-    for name in COLUMNS:
+    if not n:
+        return np.empty((0, len(COLUMNS)), dtype=np.int64)
+    # column-major, as BatchLog keeps it (no second copy when the replica is made of one chunk)
+    out = np.empty((n, len(COLUMNS)), dtype=np.int64, order="F")
+    data = t.data
+    for i, name in enumerate(COLUMNS):
         if name == "base_offset":
-            cols.append(t.first_offsets())
+            np.copyto(out[:, i], t.first_offsets())
         elif name == "crc_valid":
-            cols.append(t.crc_valid().astype(np.int64))
+            np.equal(data[:, _CRC], data[:, _CRC_COMPUTED], out=out[:, i], casting="unsafe")
         elif name == "segment":
-            cols.append(np.full(n, segment, dtype=np.int64))
+            out[:, i] = segment
         else:
-            cols.append(t[name])
-    return np.stack(cols, axis=1) if n else np.empty((0, len(COLUMNS)), dtype=np.int64)
+            out[:, i] = data[:, COL[name]]
+    return out
 
 
 @dataclass

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -321,7 +322,7 @@ def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, w
     """The leader-epoch cache as written against the one rebuilt from the batches.  Returns the checkpoint read
     (a side-file read, or None when there is no checkpoint)."""
     path = str(pd.path)
-    rebuilt, notes = rebuild_from_batches(walk.epoch_rows, mode)
+    rebuilt, notes = _rebuilt(walk.epoch_rows, mode)
     scan.epoch_cache_rebuilt = rebuilt.entries
     scan.epochs_seen = sorted({e for e, _, m in walk.epoch_rows if m == MAGIC and e >= 0})
     log.extend(f.at(path) for f in notes)
@@ -331,16 +332,51 @@ def _epoch_cache(scan: PartitionScan, pd: PartitionLog, ctx: PartitionContext, w
         scan.files += [cp.record] if cp.record else []
         if cp.value is not None:
             scan.epoch_cache_written = cp.value.epochs()
-            written = LeaderEpochCache(scan.epoch_cache_written, mode=mode)
             # batches that could not be read carry epochs we never saw: a comparison would blame the checkpoint
             if scan.complete:
-                log.extend(f.at(cp.path) for f in diff_caches(written, rebuilt, scan.log_end_offset,
-                                                              log_start_offset=scan.log_start_offset))
+                log.extend(f.at(cp.path) for f in _differences(scan.epoch_cache_written, rebuilt,
+                                                               scan.log_end_offset, scan.log_start_offset, mode))
     elif scan.epochs_seen and not pd.is_metadata_log:
         log.add(finding("NO_EPOCH_CHECKPOINT", "v2 batches with leader epochs but no leader-epoch-checkpoint; Kafka "
                                                "starts with an empty cache",
                         severity=Severity.INFO if ctx.bare else None, file=path, epochs=scan.epochs_seen))
     return cp
+
+
+#: epoch histories up to this long are worked out once per process (a fleet's small partitions repeat a few)
+_MEMO_ROWS = 16
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _rebuilt_memo(rows: tuple[tuple[int, int, int], ...], mode: KafkaVersion
+                  ) -> tuple[LeaderEpochCache, tuple[Finding, ...]]:
+    rebuilt, notes = rebuild_from_batches(rows, mode)
+    return rebuilt, tuple(notes)
+
+
+def _rebuilt(rows: list[tuple[int, int, int]], mode: KafkaVersion) -> tuple[LeaderEpochCache, list[Finding]]:
+    """:func:`~kforensics.epoch.rebuild.rebuild_from_batches` of these rows: a pure function, so a short history
+    seen before is answered from memory (a copy of the cache: the caller may change it)."""
+    if len(rows) > _MEMO_ROWS:
+        return rebuild_from_batches(rows, mode)
+    rebuilt, notes = _rebuilt_memo(tuple(rows), mode)
+    return rebuilt.copy(), list(notes)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _differences_memo(written: tuple[tuple[int, int], ...], rebuilt: tuple[tuple[int, int], ...],
+                      log_end: int | None, log_start: int | None, mode: KafkaVersion) -> tuple[Finding, ...]:
+    return tuple(diff_caches(LeaderEpochCache(written, mode=mode), LeaderEpochCache(rebuilt, mode=mode), log_end,
+                             log_start_offset=log_start))
+
+
+def _differences(written: list[tuple[int, int]], rebuilt: LeaderEpochCache, log_end: int | None,
+                 log_start: int | None, mode: KafkaVersion) -> tuple[Finding, ...] | list[Finding]:
+    """:func:`~kforensics.epoch.diff.diff_caches` of the checkpoint as written (read with ``mode``'s rules) and the
+    rebuilt cache: pure, so short caches seen before are answered from memory."""
+    if len(written) > _MEMO_ROWS or len(rebuilt) > _MEMO_ROWS:
+        return diff_caches(LeaderEpochCache(written, mode=mode), rebuilt, log_end, log_start_offset=log_start)
+    return _differences_memo(tuple(written), tuple(rebuilt.entries), log_end, log_start, mode)
 
 
 def _producer_state(scan: PartitionScan, pd: PartitionLog, walk: _Walk, log: FindingLog, coordinator: Any) -> None:
