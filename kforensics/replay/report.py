@@ -10,6 +10,9 @@ from ..errors import InputError, UsageError
 from ..findings import Finding
 from ..kraft.cluster_state import ClusterState
 from ..kraft.controller_choice import RestartEvidence, check_restart_order, marker_epochs
+from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
+from ..scan.broker import REMOTE_LOG_METADATA
+from ..tiered.coverage import tiered_topics
 from ..tiered.evidence import TieredEvidence, read_tiered_evidence, tier_replicas
 from .engine import PartitionReplay
 from .group import replay_group
@@ -58,12 +61,28 @@ def _metadata_inputs(loaded: LoadedBrokers, metadata: list[Any] | None) -> list[
     from ..log.log_dir import open_log_dir
 
     inputs = list(metadata or [])
+    if not _scanned(loaded, METADATA_TOPIC, suffixed=True):
+        return inputs  # the scans listed every partition dir of these log dirs: none is a metadata log's
     for dirs in loaded.log_dirs:
         for d in dirs:
             ld = open_log_dir(d)
             if any(pd.is_metadata_log for pd in ld.partitions):
                 inputs.append(ld)
     return inputs
+
+
+def _scanned(loaded: LoadedBrokers, topic: str, *, suffixed: bool) -> bool:
+    """Whether the scans read a partition dir of ``topic`` by its name (``suffixed``: ``-delete``/``-stray``/``-future``
+    dirs count too), in any log dir of any broker: each scan lists every partition dir of its log dirs, so the
+    answer needs no second listing."""
+    prefix = topic + "-"
+    for rep in loaded.reports:
+        for p in rep.partitions:
+            if p.dir_name.startswith(prefix):
+                name = parse_partition_dir_name(p.dir_name)
+                if name is not None and name.topic == topic and (suffixed or name.suffix is None):
+                    return True
+    return False
 
 
 def restart_evidence(loaded: LoadedBrokers, cluster: ClusterState, kafka_version: KafkaVersion,
@@ -151,8 +170,12 @@ def _tiered_evidence(loaded: LoadedBrokers, inputs: list[Any], restart: RestartE
                      ) -> TieredEvidence | None:
     """Tiered storage in the evidence: ``__remote_log_metadata`` in any broker's log dirs, and the topics the
     metadata log configures with ``remote.storage.enable`` (None when neither)."""
-    ev = read_tiered_evidence(dict(zip(loaded.broker_ids, loaded.log_dirs)), None,
-                              restart.cluster if restart is not None else None)
+    cluster = restart.cluster if restart is not None else None
+    if not _scanned(loaded, REMOTE_LOG_METADATA, suffixed=False):
+        # no __remote_log_metadata partition dir was scanned: the remote log metadata is None without listing again
+        topics = tiered_topics(cluster)
+        return TieredEvidence(topics, None) if topics else None
+    ev = read_tiered_evidence(dict(zip(loaded.broker_ids, loaded.log_dirs)), None, cluster)
     return ev if ev.topics or ev.remote is not None else None
 
 

@@ -28,6 +28,7 @@ from kforensics.scan.broker import scan_log_dirs
 from kforensics.serialize import dumps, to_jsonable
 from kforensics.tables import schemas
 from kforensics.tables.scan_tables import ScanParquet, jsonable_row, partitions_rows
+from tests.conftest import ROOT
 from tests.scan.test_small_partitions import _fleet
 
 VERSIONS = [parse_kafka_version(v) for v in ("2.0", "2.8", "3.9")]
@@ -128,3 +129,52 @@ def test_replay_columns_in_place_are_the_stacked_ones(order):
     assert got.dtype == np.int64 and got.flags.f_contiguous
     assert np.array_equal(got, _stacked(BatchTable(data), 3))
     assert replay_columns(BatchTable(data[:0]), 0).shape == (0, len(COLUMNS))
+
+
+def _replay_document(brokers, metadata, events) -> str:
+    from kforensics.replay.report import replay_all
+
+    report = replay_all(brokers, events=events or None, metadata=metadata)
+    return (json.dumps(to_jsonable(report.partitions), sort_keys=True)
+            + json.dumps(to_jsonable(report.findings), sort_keys=True))
+
+
+def _with_metadata_in_a_log_dir(tmp_path):
+    """A scenario whose controller's metadata log is copied into broker 1's log dir (found there, not given)."""
+    import shutil
+
+    from kforensics.scenario.loading import load_scenario
+
+    src = ROOT / "fixtures" / "scenarios" / "clean-election-leader-lost-tail"
+    sc = load_scenario(src)
+    dst = tmp_path / "copy"
+    shutil.copytree(src, dst)
+    shutil.copytree(dst / "controller" / "__cluster_metadata-0", dst / "broker-1" / "__cluster_metadata-0")
+    return load_scenario(dst), sc
+
+
+REPLAYED = [ROOT / "fixtures" / "tiered" / n for n in ("tiered-remote-local-gap", "tiered-unclean-orphans-remote")] + [
+    ROOT / "fixtures" / "scenarios" / n for n in ("clean-election-leader-lost-tail", "healthy-3-brokers")]
+
+
+@pytest.mark.parametrize("sdir", REPLAYED, ids=lambda p: p.name)
+def test_replay_inputs_known_from_the_scans_are_those_listed_again(sdir, monkeypatch):
+    """The metadata logs and remote log metadata among the log dirs, known from what the scans listed, give the
+    replay that listing the log dirs again gives (the report's own second look, forced)."""
+    from kforensics.replay import report as report_module
+    from kforensics.scenario.loading import load_scenario
+
+    sc = load_scenario(sdir)
+    fast = _replay_document(sc.brokers, sc.metadata, sc.events)
+    monkeypatch.setattr(report_module, "_scanned", lambda *a, **k: True)
+    assert _replay_document(sc.brokers, sc.metadata, sc.events) == fast
+
+
+def test_a_metadata_log_among_the_log_dirs_is_found_without_a_second_listing(tmp_path, monkeypatch):
+    from kforensics.replay import report as report_module
+
+    sc, _ = _with_metadata_in_a_log_dir(tmp_path)
+    fast = _replay_document(sc.brokers, None, sc.events)
+    assert report_module._scanned(report_module.load_replicas(sc.brokers), "__cluster_metadata", suffixed=True)
+    monkeypatch.setattr(report_module, "_scanned", lambda *a, **k: True)
+    assert _replay_document(sc.brokers, None, sc.events) == fast
