@@ -14,6 +14,7 @@ from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
+from ..tiered.evidence import scan_view
 from .not_replayed import LeftOut, left_out
 from .replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from .summary import ReplicaSummary, SummaryBuilder, needs_summaries
@@ -92,7 +93,7 @@ class LoadedBrokers:
 
 
 def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
-                  every_summary: bool = False) -> LoadedBrokers:
+                  every_summary: bool = False, slim: bool = False) -> LoadedBrokers:
     """Scan each broker's log dir(s) and group the replicas of each partition.
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
@@ -100,6 +101,9 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     A log dir may be a directory holding one broker's log dirs, or an archive
     of them (``.tar``/``.tgz``, read in place).  ``every_summary``: summarise every replica as the scan reads it
     (by default only those whose group the replay can window above offset 0, :func:`~.summary.needs_summaries`).
+    ``slim``: once a broker's replicas are made, its scan keeps of each partition dir only what the replay reads
+    later (:func:`scan_kept`), and none of its files and checkpoint entries: a fleet's scans are most of what a
+    load holds.
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
@@ -125,6 +129,9 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
                 continue
             groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
             out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))
+        if slim:
+            report.partitions = [scan_kept(p) for p in report.partitions]
+            report.files, report.checkpoints = [], []
     clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
     if len(clusters) > 1:
         which = "; ".join(f"broker {b}: {r.broker.cluster_id}" for b, r in zip(out.broker_ids, out.reports))
@@ -132,6 +139,14 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
                          "in one cluster; replay each cluster on its own")
     out.groups = dict(groups)
     return out
+
+
+def scan_kept(scan: PartitionScan) -> Any:
+    """What the replay reads of a partition dir's scan once its replica is made: its dir name (which inputs the
+    log dirs hold) and what the tiered-storage hook reads (:func:`~kforensics.tiered.evidence.scan_view`)."""
+    view = scan_view(scan)
+    view.dir_name = scan.dir_name
+    return view
 
 
 def same_broker(broker_id: int, first: str, second: str, remedy: str = "name them with --broker ID=DIR"

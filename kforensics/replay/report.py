@@ -114,7 +114,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
 
     brokers, found = split_zookeeper_dirs(brokers)
     zk_dirs = [*(zookeeper or []), *found]
-    loaded = load_replicas(brokers, kafka_version=kafka_version)
+    loaded = load_replicas(brokers, kafka_version=kafka_version, slim=True)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
         raise InputError(f"no partition of topic {topic!r} on these brokers (topics: {', '.join(sorted(topics))})")

@@ -160,13 +160,18 @@ REPLAYED = [ROOT / "fixtures" / "tiered" / n for n in ("tiered-remote-local-gap"
 @pytest.mark.parametrize("sdir", REPLAYED, ids=lambda p: p.name)
 def test_replay_inputs_known_from_the_scans_are_those_listed_again(sdir, monkeypatch):
     """The metadata logs and remote log metadata among the log dirs, known from what the scans listed, give the
-    replay that listing the log dirs again gives (the report's own second look, forced)."""
+    replay that listing the log dirs again gives (the report's own second look, forced); the scans slimmed once the
+    replicas are made give the replay the whole scans give."""
     from kforensics.replay import report as report_module
     from kforensics.scenario.loading import load_scenario
 
     sc = load_scenario(sdir)
     fast = _replay_document(sc.brokers, sc.metadata, sc.events)
     monkeypatch.setattr(report_module, "_scanned", lambda *a, **k: True)
+    assert _replay_document(sc.brokers, sc.metadata, sc.events) == fast
+    # and with every scan kept whole while the groups are replayed (not slimmed to what the replay reads)
+    full = report_module.load_replicas
+    monkeypatch.setattr(report_module, "load_replicas", lambda *a, **k: full(*a, **{**k, "slim": False}))
     assert _replay_document(sc.brokers, sc.metadata, sc.events) == fast
 
 
@@ -178,3 +183,20 @@ def test_a_metadata_log_among_the_log_dirs_is_found_without_a_second_listing(tmp
     assert report_module._scanned(report_module.load_replicas(sc.brokers), "__cluster_metadata", suffixed=True)
     monkeypatch.setattr(report_module, "_scanned", lambda *a, **k: True)
     assert _replay_document(sc.brokers, None, sc.events) == fast
+
+
+def test_a_slim_load_keeps_the_replicas_and_what_the_replay_reads_of_the_scans():
+    from kforensics.replay.inputs import load_replicas
+    from kforensics.scenario.loading import load_scenario
+    from kforensics.tiered.evidence import scan_view
+
+    sc = load_scenario(ROOT / "fixtures" / "tiered" / "tiered-remote-local-gap")
+    whole, slim = load_replicas(sc.brokers), load_replicas(sc.brokers, slim=True)
+    assert whole.groups.keys() == slim.groups.keys()
+    for key, replicas in whole.groups.items():
+        for a, b in zip(replicas, slim.groups[key]):
+            assert np.array_equal(a.log.data, b.log.data) and a.source == b.source and a.recovery == b.recovery
+    for w, s in zip(whole.reports, slim.reports):
+        assert s.broker == w.broker and not s.files and not s.checkpoints
+        assert [(p.dir_name, vars(scan_view(p))) for p in w.partitions] == [
+            (v.dir_name, {k: x for k, x in vars(v).items() if k != "dir_name"}) for v in s.partitions]
