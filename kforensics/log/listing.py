@@ -7,6 +7,7 @@ opened (a FIFO, device, socket or dangling link), named by :attr:`Entry.what`.
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections.abc import Iterator
@@ -64,13 +65,17 @@ def _local_entry(base: Path, e: os.DirEntry[str]) -> Entry:
     return Entry(e.name, p, False, False, next((n for t, n in kinds if t(st.st_mode)), "special file"))
 
 
+_by_name = operator.attrgetter("name")
+
+
 def list_dir(path: Evidence, unreadable: Unreadable | None = None) -> list[Entry]:
     """Sorted entries of a local, archive or remote directory; a failure to list goes to ``unreadable``."""
     base = as_path(path)
     try:
         if isinstance(base, Path):
             with os.scandir(base) as it:
-                return sorted((_local_entry(base, e) for e in it), key=lambda e: e.name)
+                listed = sorted(it, key=_by_name)
+            return [_local_entry(base, e) for e in listed]
         out = []
         for p in base.iterdir():
             d = p.is_dir()

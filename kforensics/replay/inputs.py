@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -122,15 +123,18 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
         if broker_id in out.broker_ids:
             raise same_broker(broker_id, _dirs(out.log_dirs[out.broker_ids.index(broker_id)]), _dirs(resolved))
         out.broker_ids.append(broker_id)
+        paths: dict[int, str | None] = {}
         for p in report.partitions:
             skipped = left_out(broker_id, p)
             if skipped is not None:
                 out.left_out.append(skipped)  # said in the report (PARTITION_NOT_REPLAYED), not dropped silently
                 continue
-            groups[(p.topic, p.partition)].append(collect.replica(broker_id, p, report.broker.cluster_id))
+            replica = collect.replica(broker_id, p, report.broker.cluster_id)
+            groups[(p.topic, p.partition)].append(replica)
             out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))
+            paths[id(p)] = replica.source
         if slim:
-            report.partitions = [scan_kept(p) for p in report.partitions]
+            report.partitions = [scan_kept(p, paths.get(id(p))) for p in report.partitions]
             report.files, report.checkpoints = [], []
     clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
     if len(clusters) > 1:
@@ -141,12 +145,29 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     return out
 
 
-def scan_kept(scan: PartitionScan) -> Any:
+class ScanKept:
     """What the replay reads of a partition dir's scan once its replica is made: its dir name (which inputs the
-    log dirs hold) and what the tiered-storage hook reads (:func:`~kforensics.tiered.evidence.scan_view`)."""
-    view = scan_view(scan)
-    view.dir_name = scan.dir_name
-    return view
+    log dirs hold) and what the tiered-storage hook reads (:func:`~kforensics.tiered.evidence.scan_view`: path,
+    tiered facts, the local start as one segment), in a few slots."""
+
+    __slots__ = ("path", "dir_name", "tiered", "_start")
+
+    def __init__(self, scan: PartitionScan, path: str | None = None) -> None:
+        view = scan_view(scan)
+        self.path: str = path if path == view.path else view.path  # the replica's own string, when it is the same
+        self.dir_name: str = scan.dir_name
+        self.tiered: Any = view.tiered
+        self._start = tuple((s.base_offset, s.first_offset, s.path is not None) for s in view.segments)
+
+    @property
+    def segments(self) -> list[SimpleNamespace]:
+        return [SimpleNamespace(base_offset=b, first_offset=f, path=self.path if named else None)
+                for b, f, named in self._start]
+
+
+def scan_kept(scan: PartitionScan, path: str | None = None) -> ScanKept:
+    """The :class:`ScanKept` of a partition dir's scan (``path``: its path string as the replica holds it)."""
+    return ScanKept(scan, path)
 
 
 def same_broker(broker_id: int, first: str, second: str, remedy: str = "name them with --broker ID=DIR"
