@@ -89,6 +89,7 @@ def jsonable_row(obj: Any) -> dict[str, Any]:
 def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     c = context_of(report, context)
     rows = []
+    written: dict[str, str] = {}  # a checkpoint's JSON by its repr: a fleet's dirs repeat a few
     for p in report.partitions:
         r = p.recovery
         rows.append({**c, "log_dir": p.log_dir, "dir_name": p.dir_name, "topic": p.topic, "partition": p.partition,
@@ -99,8 +100,7 @@ def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None
                      "record_count": p.record_count, "bytes": p.bytes, "epochs_seen": p.epochs_seen,
                      "producer_ids": p.producer_ids, "open_transactions": len(p.open_transactions),
                      "last_stable_offset": p.last_stable_offset,
-                     "epoch_cache_written": (None if p.epoch_cache_written is None
-                                             else json.dumps(p.epoch_cache_written)),
+                     "epoch_cache_written": _written_json(p.epoch_cache_written, written),
                      "recovers": r.recovers, "recovery_log_end_offset": r.log_end_offset,
                      "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
                      "recovery_lost_records": r.lost_records,
@@ -108,6 +108,18 @@ def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None
                      "recovery": _JSON.encode(jsonable_row(r)), "complete": p.complete,
                      "tiered": None if p.tiered is None else json.dumps(p.tiered.as_dict())})
     return rows
+
+
+def _written_json(entries: list[tuple[int, int]] | None, seen: dict[str, str]) -> str | None:
+    """``json.dumps`` of a partition's leader-epoch checkpoint entries, each distinct one encoded once (its repr
+    tells ints from bools and tuples from lists, as the JSON does not need to)."""
+    if entries is None:
+        return None
+    key = repr(entries)
+    out = seen.get(key)
+    if out is None:
+        out = seen[key] = json.dumps(entries)
+    return out
 
 
 def partitions_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:

@@ -177,7 +177,9 @@ def fit_column(values: list[Any], typ: pa.DataType) -> list[Any]:
         return [v if type(v) is int and -half <= v < half else fit(v, typ) for v in values]
     if pa.types.is_string(typ):
         return [v if type(v) is str and v.isascii() else fit(v, typ) for v in values]
-    if pa.types.is_list(typ) and pa.types.is_integer(typ.value_type):
+    if not pa.types.is_list(typ):
+        return list(values)  # fit leaves every other type's values as they are
+    if pa.types.is_integer(typ.value_type):
         # lists of in-range ints (epochs, producer ids, magics, codecs: one per partition or segment) as they are
         half = _INT_RANGES.get(typ.value_type, 2**63)
         return [v if type(v) is list and all(type(x) is int and -half <= x < half for x in v) else fit(v, typ)

@@ -49,13 +49,22 @@ def test_rows_from_fields_are_to_jsonable(fleet):
         assert json.loads(partitions_rows(report)[report.partitions.index(p)]["recovery"]) == to_jsonable(p.recovery)
         assert partitions_rows(report)[report.partitions.index(p)]["recovery"] == dumps(p.recovery)
     assert seen > 3 * len(report.partitions)
+    # each partition's checkpoint JSON, encoded once per distinct checkpoint, is json.dumps' of it
+    assert [r["epoch_cache_written"] for r in partitions_rows(report)] == [
+        None if p.epoch_cache_written is None else json.dumps(p.epoch_cache_written) for p in report.partitions]
+    assert len({r["epoch_cache_written"] for r in partitions_rows(report)}) > 3
     # a type with its own JSON form goes through it
     assert jsonable_row(report.partitions[0]) == to_jsonable(report.partitions[0])
 
 
-@pytest.mark.parametrize("typ", [schemas.pa.list_(schemas.pa.int64()), schemas.pa.list_(schemas.pa.int32())])
-def test_lists_of_ints_fit_as_each_value_fits(typ):
-    values = [[], [0, 1, 2], None, [2**31, -1], [2**63], [True, 1], (1, 2), [1, None], [-(2**31) - 1], [1.0]]
+@pytest.mark.parametrize("typ", [schemas.pa.list_(schemas.pa.int64()), schemas.pa.list_(schemas.pa.int32()),
+                                 schemas.pa.bool_(), schemas.pa.float64(), schemas.pa.list_(schemas.pa.string())],
+                         ids=str)
+def test_columns_fit_as_each_value_fits(typ):
+    values = [[], [0, 1, 2], None, [2**31, -1], [2**63], [True, 1], (1, 2), [1, None], [-(2**31) - 1], [1.0],
+              True, False, 1.5, ["a", "\udcff"]]
+    is_list = schemas.pa.types.is_list(typ)
+    values = [v for v in values if v is None or isinstance(v, (list, tuple)) == is_list]
     assert schemas.fit_column(values, typ) == [schemas.fit(v, typ) for v in values]
 
 
