@@ -91,6 +91,9 @@ class LoadedBrokers:
     broker_ids: list[int] = field(default_factory=list)
     log_dirs: list[list[Any]] = field(default_factory=list)  # per broker, its log dirs as path objects
     left_out: list[LeftOut] = field(default_factory=list)  # partition dirs that are no replica to replay
+    # per broker, every partition dir its scan read: the scan's PartitionScan, or with ``slim`` its ScanKept (the
+    # report in ``reports`` then keeps only the broker's identity and findings)
+    scans: list[list[Any]] = field(default_factory=list)
 
 
 def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
@@ -102,9 +105,9 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     A log dir may be a directory holding one broker's log dirs, or an archive
     of them (``.tar``/``.tgz``, read in place).  ``every_summary``: summarise every replica as the scan reads it
     (by default only those whose group the replay can window above offset 0, :func:`~.summary.needs_summaries`).
-    ``slim``: once a broker's replicas are made, its scan keeps of each partition dir only what the replay reads
-    later (:func:`scan_kept`), and none of its files and checkpoint entries: a fleet's scans are most of what a
-    load holds.
+    ``slim``: once a broker's replicas are made, only what the replay reads later is kept of its partition dirs'
+    scans (``scans``: :func:`scan_kept` of each), and none of its files and checkpoint entries: a fleet's scans
+    are most of what a load holds.
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
@@ -134,8 +137,10 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
             out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))
             paths[id(p)] = replica.source
         if slim:
-            report.partitions = [scan_kept(p, paths.get(id(p))) for p in report.partitions]
-            report.files, report.checkpoints = [], []
+            out.scans.append([scan_kept(p, paths.get(id(p))) for p in report.partitions])
+            report.partitions, report.files, report.checkpoints = [], [], []
+        else:
+            out.scans.append(report.partitions)
     clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
     if len(clusters) > 1:
         which = "; ".join(f"broker {b}: {r.broker.cluster_id}" for b, r in zip(out.broker_ids, out.reports))
@@ -154,7 +159,9 @@ class ScanKept:
 
     def __init__(self, scan: PartitionScan, path: str | None = None) -> None:
         view = scan_view(scan)
-        self.path: str = path if path == view.path else view.path  # the replica's own string, when it is the same
+        self.path: str = view.path
+        if path is not None and path == self.path:
+            self.path = path  # the replica's own string: one copy
         self.dir_name: str = scan.dir_name
         self.tiered: Any = view.tiered
         self._start = tuple((s.base_offset, s.first_offset, s.path is not None) for s in view.segments)

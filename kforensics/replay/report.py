@@ -76,8 +76,8 @@ def _scanned(loaded: LoadedBrokers, topic: str, *, suffixed: bool) -> bool:
     dirs count too), in any log dir of any broker: each scan lists every partition dir of its log dirs, so the
     answer needs no second listing."""
     prefix = topic + "-"
-    for rep in loaded.reports:
-        for p in rep.partitions:
+    for scans in loaded.scans:
+        for p in scans:
             if p.dir_name.startswith(prefix):
                 name = parse_partition_dir_name(p.dir_name)
                 if name is not None and name.topic == topic and (suffixed or name.suffix is None):
@@ -142,7 +142,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
         restart = with_zookeeper(restart_evidence(loaded, zk.configs, kafka_version, alive, running, order), zk)
         zk_findings = zk.findings
     tiered = _tiered_evidence(loaded, inputs, restart)
-    scans = {s.path: s for rep in loaded.reports for s in rep.partitions} if tiered is not None else {}
+    scans = {s.path: s for kept in loaded.scans for s in kept} if tiered is not None else {}
     report = ReplayReport(kafka_version.label, [BrokerInput(b, r.broker.log_dirs, r.broker.cluster_id)
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
@@ -79,11 +78,16 @@ _PARTITION_SAYS = ("topic", "partition", "broker_id", "log_start_offset", "log_e
                    "last_stable_offset", "open", "findings")
 
 
-@functools.cache
+_FIELDS: dict[tuple[type, tuple[str, ...]], tuple[str, ...]] = {}
+
+
 def _json_fields(t: type, left_out: tuple[str, ...]) -> tuple[str, ...]:
     """The names of a dataclass type's fields but ``left_out``, in order (looked up once per type, not per
     partition: a fleet's JSON has ten thousand of them)."""
-    return tuple(f.name for f in fields(t) if f.name not in left_out)
+    names = _FIELDS.get((t, left_out))
+    if names is None:
+        names = _FIELDS[(t, left_out)] = tuple(f.name for f in fields(t) if f.name not in left_out)
+    return names
 
 
 @dataclass

@@ -54,15 +54,18 @@ _JSON = json.JSONEncoder(ensure_ascii=False)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
-@functools.cache
+_PUBLIC: dict[type, tuple[str, ...] | None] = {}
+
+
 def _public_fields(t: type) -> tuple[str, ...] | None:
     """The fields :func:`~kforensics.serialize.to_jsonable` writes of a dataclass type (None: it has its own
-    ``__json__``, or is no dataclass)."""
+    ``__json__``, or is no dataclass); looked up once per type."""
     import dataclasses
 
-    if not dataclasses.is_dataclass(t) or getattr(t, "__json__", None) is not None:
-        return None
-    return tuple(f.name for f in dataclasses.fields(t) if not f.name.startswith("_"))
+    if t not in _PUBLIC:
+        _PUBLIC[t] = (None if not dataclasses.is_dataclass(t) or getattr(t, "__json__", None) is not None
+                      else tuple(f.name for f in dataclasses.fields(t) if not f.name.startswith("_")))
+    return _PUBLIC[t]
 
 
 def jsonable_row(obj: Any) -> dict[str, Any]:

@@ -205,8 +205,9 @@ def test_a_slim_load_keeps_the_replicas_and_what_the_replay_reads_of_the_scans()
     for key, replicas in whole.groups.items():
         for a, b in zip(replicas, slim.groups[key]):
             assert np.array_equal(a.log.data, b.log.data) and a.source == b.source and a.recovery == b.recovery
-    for w, s in zip(whole.reports, slim.reports):
-        assert s.broker == w.broker and not s.files and not s.checkpoints
+    assert [r.partitions for r in whole.reports] == whole.scans
+    for w, s, kept in zip(whole.reports, slim.reports, slim.scans):
+        assert s.broker == w.broker and s.findings == w.findings and not (s.partitions or s.files or s.checkpoints)
         assert [(p.dir_name, vars(scan_view(p))) for p in w.partitions] == [
-            (v.dir_name, {"path": v.path, "tiered": v.tiered, "segments": v.segments}) for v in s.partitions]
-        assert any(p.tiered is not None for p in s.partitions)
+            (v.dir_name, {"path": v.path, "tiered": v.tiered, "segments": v.segments}) for v in kept]
+        assert any(v.tiered is not None for v in kept)
