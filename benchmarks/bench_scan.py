@@ -22,6 +22,8 @@ Anchor figures (the segment of bench_reader.py: 5.77 M one-record v2 batches,
 small set, 3 brokers x N partition dirs of 10 batches; ``scan DIR --out`` of each broker and ``replay`` of the three,
 fresh processes, wall and CPU time and peak RSS, against the issue's anchors (23.9 s and 31.9 s for N = 10 000)
 and targets (6 s each); ``--against`` times another checkout's commands in turn in the same run (the same load).
+``--small --stages`` prints instead the CPU seconds and peak RSS of each stage in one process (``scan_log_dirs`` and
+the tables of one broker, then ``replay_all``'s loading, the rest of it and ``to_jsonable``).
 
 ``--mixed`` measures the older figure: a ~3 GiB log dir of 24 partitions of
 small batches (uncompressed, idempotent, lz4), ``scan_log_dirs`` in a fresh
@@ -280,6 +282,67 @@ def run_small(args) -> None:
                   f"peak RSS {r1:.0f} / {r0:.0f} MB")
 
 
+def stages(paths: list[str]) -> None:
+    """In this (fresh) process: CPU seconds of each stage of ``scan --out`` of the first broker (``scan_log_dirs``
+    with the batches writer, then the report's tables) and of ``replay_all`` of them all (loading the replicas, the
+    rest, then ``to_jsonable`` of the report), with the peak RSS after each; one JSON line."""
+    t = time.process_time()
+    from kforensics.replay import report as replay_report
+    from kforensics.scan.broker import broker_identity, resolve_log_dirs, scan_log_dirs
+    from kforensics.serialize import to_jsonable
+    from kforensics.tables.scan_tables import ScanParquet
+
+    out: dict[str, float] = {"imports": round(time.process_time() - t, 2)}
+
+    def mark(name: str, since: float) -> float:
+        now = time.process_time()
+        out[name] = round(now - since, 2)
+        out[f"{name} peak RSS MB"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return now
+
+    with tempfile.TemporaryDirectory(prefix="kfbench-stages-") as tmp:
+        dirs = resolve_log_dirs([paths[0]])
+        who = broker_identity(dirs)
+        w = ScanParquet(tmp, {"cluster": who.cluster_id, "broker_id": who.node_id})
+        t = time.process_time()
+        scan = scan_log_dirs(dirs, batch_sink=w.batches)
+        t = mark("scan_log_dirs (one broker)", t)
+        w.finish(scan)
+        mark("tables", t)
+    del scan, w
+    load = replay_report.load_replicas
+
+    def timed_load(*a, **kw):
+        s = time.process_time()
+        loaded = load(*a, **kw)
+        mark("replay: load_replicas", s)
+        return loaded
+
+    replay_report.load_replicas = timed_load
+    t = time.process_time()
+    rep = replay_report.replay_all([Path(p) for p in paths])
+    t = mark("replay_all", t)
+    to_jsonable(rep)
+    mark("to_jsonable", t)
+    print(json.dumps(out))
+
+
+def run_stages(args) -> None:
+    """``--small --stages``: :func:`stages` of the small set in a fresh process (``--against``: also another
+    checkout's, in turn)."""
+    sys.path.insert(0, str(HERE))
+    from bench_spark import build
+
+    root = Path(args.out_dir) / "small"
+    root.mkdir(parents=True, exist_ok=True)
+    dirs = build(root, f"small{args.partitions}", 3, args.partitions, 10, topics=100)
+    for side, checkout in {"this checkout": None, **({args.against: args.against} if args.against else {})}.items():
+        env = {**os.environ, "PYTHONPATH": checkout} if checkout else None
+        got = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--inner-stages", *map(str, dirs)],
+                             capture_output=True, text=True, env=env, cwd=checkout or None, check=True)
+        print(f"{side} (load average {os.getloadavg()[0]:.1f}): {got.stdout.strip()}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
@@ -290,11 +353,17 @@ def main() -> None:
     ap.add_argument("--mb-per-partition", type=int, default=128)
     ap.add_argument("--small", action="store_true", help="the fleet of small partitions (issue 26) instead")
     ap.add_argument("--against", help="with --small: another checkout whose commands are timed in the same run")
+    ap.add_argument("--stages", action="store_true", help="with --small: CPU and peak RSS per stage, in-process")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
+    ap.add_argument("--inner-stages", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.partitions = args.partitions or (10_000 if args.small else 24)
     if args.inner:
         inner(args.inner)
+    elif args.inner_stages:
+        stages(args.inner_stages)
+    elif args.small and args.stages:
+        run_stages(args)
     elif args.small:
         run_small(args)
     elif args.mixed:
