@@ -60,7 +60,7 @@ def _converter(t: type) -> Callable[[Any], Any]:
     if dataclasses.is_dataclass(t):
         if getattr(t, "__json__", None) is not None:
             return lambda o: to_jsonable(o.__json__())
-        return _dataclass_converter(tuple(f.name for f in dataclasses.fields(t) if not f.name.startswith("_")))
+        return _dataclass_converter(public_fields(t))
     if issubclass(t, (str, bool, int, float)):  # subclasses (numpy.float64 is one): JSON takes them as they are
         return _same
     if issubclass(t, dict):
@@ -86,6 +86,11 @@ def _dataclass_converter(names: tuple[str, ...]) -> Callable[[Any], Any]:
             out[n] = v if (t is str or t is int or v is None or t is bool or t is float) else to_jsonable(v)
         return out
     return convert
+
+
+def public_fields(obj: Any) -> tuple[str, ...]:
+    """The fields of a dataclass value that its JSON object holds, in order (those not starting with ``_``)."""
+    return tuple(f.name for f in dataclasses.fields(obj) if not f.name.startswith("_"))
 
 
 def _same(o: Any) -> Any:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 from .. import __version__
-from ..serialize import to_jsonable
+from ..serialize import public_fields, to_jsonable
 
 #: version of each command's published JSON Schema (docs/schemas/<command>.schema.json)
 SCHEMA_VERSIONS = {"scan": 3, "replay": 3, "timeline": 2, "dump": 2, "spark": 1}
@@ -28,10 +29,40 @@ def dumps(obj: Any) -> str:
     return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text
 
 
-def document(command: str, result: Any) -> dict[str, Any]:
-    doc = to_jsonable(result)
+class Items:
+    """A list in a document that :func:`write_streamed` converts and writes an item at a time."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def document(command: str, result: Any, streamed: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The command's document: its schema version, the tool, then ``result``'s fields; those named in ``streamed``
+    are left as :class:`Items` for :func:`write_streamed` (a fleet's partitions: never all JSON-able at once)."""
+    if streamed:
+        doc = {n: Items(getattr(result, n)) if n in streamed else to_jsonable(getattr(result, n))
+               for n in public_fields(result)}
+    else:
+        doc = to_jsonable(result)
     return {"schema_version": SCHEMA_VERSIONS[command], "tool": {"name": "kforensics", "version": __version__},
             **doc}
+
+
+def write_streamed(doc: dict[str, Any], out: TextIO) -> None:
+    """``doc`` and a newline, the same bytes as ``dumps(doc)`` would give, with each :class:`Items` value
+    converted and written an item at a time: neither the whole document's values nor its text are held at once
+    (a replay of 30 000 partitions: 35 MB of JSON)."""
+    out.write("{")
+    for i, (key, value) in enumerate(doc.items()):
+        out.write((", " if i else "") + dumps(key) + ": ")
+        if isinstance(value, Items):
+            out.write("[")
+            for j, item in enumerate(value.items):
+                out.write((", " if j else "") + dumps(to_jsonable(item)))
+            out.write("]")
+        else:
+            out.write(dumps(value))
+    out.write("}\n")
 
 
 def write_document(command: str, result: Any, out: TextIO | None = None) -> None:

@@ -81,10 +81,10 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":
-        from .json_out import dumps
+        from .json_out import write_streamed
         from .replay_inputs import replay_document
 
-        sys.stdout.write(dumps(replay_document(report, impact)) + "\n")
+        write_streamed(replay_document(report, impact, streamed=True), sys.stdout)
     else:
         render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose,
                            min_severity=min_severity)

@@ -103,12 +103,13 @@ def resolve_replay_inputs(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...
     return ReplayInputs(brokers, events, metadata_files, sc, tuple(dict.fromkeys(str(n) for n in named)))
 
 
-def replay_document(report: Any, impact: Any) -> dict[str, Any]:
-    """The document ``replay --format json`` prints (JSON-able): the report, its impact and their findings."""
+def replay_document(report: Any, impact: Any, streamed: bool = False) -> dict[str, Any]:
+    """The document ``replay --format json`` prints (JSON-able): the report, its impact and their findings;
+    ``streamed``: its partitions left for :func:`.json_out.write_streamed` to convert one at a time."""
     from ..serialize import to_jsonable
     from .json_out import document
 
-    doc = document("replay", report)
+    doc = document("replay", report, ("partitions",) if streamed else ())
     doc["findings"] += to_jsonable(impact.findings)
     doc.update(to_jsonable(impact))
     return doc
