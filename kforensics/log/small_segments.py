@@ -81,7 +81,18 @@ def _walk_all(buf: np.ndarray, starts: np.ndarray) -> np.ndarray:
     while pos < total:
         k, end, status = K.walk(buf, total, pos, out, 0, cap)
         if k:
-            pieces.append(out[:k].copy())
+            got = out[:k]
+            owner = np.searchsorted(starts, got[:, COL["position"]], side="right") - 1
+            # an entry past its segment's end (a torn tail's last batch reaching into the next file's bytes) is kept,
+            # so that its segment is not framed, and the walk goes on from the next segment's start: read on from
+            # there, misaligned bytes could frame one entry over many segments and leave them all unframed
+            crossing = np.flatnonzero(got[:, COL["position"]] + got[:, COL["size_in_bytes"]] > starts[owner + 1])
+            if len(crossing):
+                j = int(crossing[0])
+                pieces.append(got[:j + 1].copy())
+                pos = int(starts[owner[j] + 1])
+                continue
+            pieces.append(got.copy())
         if status == kernels.ST_FULL:
             pos = end
             continue

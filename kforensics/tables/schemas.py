@@ -198,8 +198,19 @@ def _surrogates(text: str) -> bool:
 def fit_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` as the table ``name`` holds them: every column of its schema, each value made to fit (what
     :func:`table` of them gives back row by row, without building a table)."""
-    fields = [(f.name, f.type) for f in SCHEMAS[name]]
-    return [{k: fit(r.get(k), t) for k, t in fields} for r in rows]
+    if not rows:
+        return []
+    fields = _FIELDS.get(name)
+    if fields is None:
+        fields = _FIELDS[name] = [(f.name, f.type) for f in SCHEMAS[name]]
+    # a column at a time (:func:`fit_column` decides the common cases once per column), then back into rows
+    names = [k for k, _ in fields]
+    columns = [fit_column([r.get(k) for r in rows], t) for k, t in fields]
+    return [dict(zip(names, values)) for values in zip(*columns)]
+
+
+#: per table, its columns' names and types (:func:`fit_rows` is called per partition dir by the Spark scan tasks)
+_FIELDS: dict[str, list[tuple[str, pa.DataType]]] = {}
 
 
 def table(name: str, rows: list[dict[str, Any]], fitted: bool = False) -> pa.Table:

@@ -1,0 +1,33 @@
+"""``fit_rows`` (the Spark scan tasks' rows, a partition dir at a time) fits each value as :func:`fit` does, column
+by column: every table, rows with in-range, out-of-range and odd values, missing columns, undecodable names."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from kforensics.tables.schemas import SCHEMAS, fit, fit_rows
+
+ODD = {pa.types.is_integer: [0, -1, 2 ** 31, 2 ** 63, True, 1.5, "7", None],
+       pa.types.is_string: ["a", "é", "t\udcff", 5, None, b"x"],
+       pa.types.is_list: [[1, 2], [2 ** 70], ["a"], [], None],
+       pa.types.is_boolean: [True, False, None]}
+
+
+def _values(typ: pa.DataType) -> list:
+    for test, values in ODD.items():
+        if test(typ):
+            return values
+    return [None, 1, "x"]
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_fit_rows_fits_each_value_as_fit_does(name):
+    fields = list(SCHEMAS[name])
+    rows = [{f.name: _values(f.type)[(i + j) % len(_values(f.type))] for j, f in enumerate(fields) if (i + j) % 5}
+            for i in range(12)]
+    want = [{f.name: fit(r.get(f.name), f.type) for f in fields} for r in rows]
+    got = fit_rows(name, rows)
+    assert got == want
+    assert [list(r) for r in got] == [[f.name for f in fields]] * len(rows)  # every column, in order
+    assert fit_rows(name, []) == []
