@@ -26,7 +26,7 @@ from ..log.small_segments import SMALL_ROUND
 from ..log.sources import LISTED
 from .model import BrokerIdentity, CheckpointEntry, PartitionContext, PartitionScan, ScanReport
 from .partition import scan_partition
-from .small_partitions import WalkedPartition, plain_segment, scan_small_partitions
+from .small_partitions import WalkedPartition, scan_plain
 
 SCHEMA_VERSION = 2
 #: whether scans take plain small partition dirs together by default (the tests compare both ways)
@@ -259,14 +259,7 @@ def _in_rounds(planned: list[tuple[PartitionLog, PartitionContext]], kafka_versi
     own); :data:`~kforensics.log.small_segments.SMALL_ROUND` dirs at a time."""
     for lo in range(0, len(planned), SMALL_ROUND):
         part = planned[lo:lo + SMALL_ROUND]
-        done: list[WalkedPartition | None] = [None] * len(part)
-        if batched:
-            plain = [(i, seg) for i, (pd, _) in enumerate(part) if (seg := plain_segment(pd)) is not None]
-            if plain:
-                got = scan_small_partitions([(part[i][0], part[i][1], seg) for i, seg in plain],
-                                            kafka_version=kafka_version)
-                for (i, _), w in zip(plain, got):
-                    done[i] = w
+        done = scan_plain(part, kafka_version=kafka_version) if batched else [None] * len(part)
         for (pd, pctx), w in zip(part, done):
             yield pd, pctx, w
 

@@ -30,7 +30,7 @@ from ..log.batch_table import COL, BatchTable
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..log.side_files import FileRecord, read_side_files
-from ..log.small_segments import SMALL_SEGMENT, walk_small_segments
+from ..log.small_segments import SMALL_ROUND, SMALL_SEGMENT, walk_small_segments
 from .model import PartitionContext, PartitionScan, SegmentFacts
 from .partition import SideFiles, _conclude, _open_scan, _side, _Walk
 
@@ -85,6 +85,21 @@ def scan_small_partitions(items: Sequence[tuple[PartitionLog, PartitionContext, 
         scan = _scan_walked(pd, ctx, seg, table, {name: col[i] for name, col in agg.items()}, walked.size[i],
                             walked.sha256[i], kafka_version, side)
         out[i] = WalkedPartition(scan, seg, table)
+    return out
+
+
+def scan_plain(dirs: Sequence[tuple[PartitionLog, PartitionContext]], *, kafka_version: KafkaVersion = LATEST
+               ) -> list[WalkedPartition | None]:
+    """Each dir's scan when it is plain (:func:`plain_segment`) and its segment walked cleanly with the others'
+    (:func:`scan_small_partitions`); None for each one the per-partition scan must read.  The one batching rule of
+    ``scan`` and the Spark scan tasks."""
+    out: list[WalkedPartition | None] = [None] * len(dirs)
+    plain = [(i, seg) for i, (pd, _) in enumerate(dirs) if (seg := plain_segment(pd)) is not None]
+    for lo in range(0, len(plain), SMALL_ROUND):
+        part = plain[lo:lo + SMALL_ROUND]
+        got = scan_small_partitions([(dirs[i][0], dirs[i][1], seg) for i, seg in part], kafka_version=kafka_version)
+        for (i, _), w in zip(part, got):
+            out[i] = w
     return out
 
 

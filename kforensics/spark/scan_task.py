@@ -215,31 +215,24 @@ Walked = tuple[PartitionLog, "WalkedPartition"]
 def scan_together(tasks: list[TaskRow], snapshots: Mapping[str, SnapshotInfo], kafka_version: KafkaVersion
                   ) -> dict[int, Walked]:
     """The task's plain partition dirs of one small segment, scanned together as ``scan`` scans them
-    (:func:`kforensics.scan.small_partitions.scan_small_partitions`, :data:`~kforensics.log.small_segments.
-    SMALL_ROUND` at a time: the same scan as one by one, at a fraction of the cost); by task index.  A dir that
-    cannot be opened, or needs more, is left to :func:`scan_task`, which says what is wrong with it."""
-    from ..log.small_segments import SMALL_ROUND
+    (:func:`kforensics.scan.small_partitions.scan_plain`: the same scan as one by one, at a fraction of the cost);
+    by task index.  A dir that cannot be opened, or needs more, is left to :func:`scan_task`, which says what is
+    wrong with it."""
     from ..scan.broker import BATCHED
-    from ..scan.small_partitions import plain_segment, scan_small_partitions
+    from ..scan.small_partitions import scan_plain
 
-    out: dict[int, Walked] = {}
     if not BATCHED:
-        return out
-    plain = []
+        return {}
+    opened: list[tuple[int, PartitionLog, PartitionContext]] = []
     for i, t in enumerate(tasks):
         try:
             log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
             pdir = open_dir(str(snapshots.get(t.snapshot_id, {})["spec"]), log_dir, dir_name)
-            seg = plain_segment(pdir)
-            if seg is not None:
-                plain.append((i, pdir, PartitionContext(**json.loads(t.context)), seg))
+            opened.append((i, pdir, PartitionContext(**json.loads(t.context))))
         except Exception:  # noqa: BLE001 - scanned on its own, where the failure becomes a finding
             continue
-    for lo in range(0, len(plain), SMALL_ROUND):
-        part = plain[lo:lo + SMALL_ROUND]
-        got = scan_small_partitions([(pdir, pctx, seg) for _, pdir, pctx, seg in part], kafka_version=kafka_version)
-        out.update((i, (pdir, w)) for (i, pdir, _, _), w in zip(part, got) if w is not None)
-    return out
+    got = scan_plain([(pdir, pctx) for _, pdir, pctx in opened], kafka_version=kafka_version)
+    return {i: (pdir, w) for (i, pdir, _), w in zip(opened, got) if w is not None}
 
 
 def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion, batches: DirBatches,
