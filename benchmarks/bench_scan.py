@@ -292,6 +292,12 @@ def stages(paths: list[str]) -> None:
     from kforensics.serialize import to_jsonable
     from kforensics.tables.scan_tables import ScanParquet
 
+    try:
+        from kforensics.collector import tune  # as the command line does
+    except ImportError:  # an older checkout (--against)
+        pass
+    else:
+        tune()
     out: dict[str, float] = {"imports": round(time.process_time() - t, 2)}
 
     def mark(name: str, since: float) -> float:

@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from .. import __version__
+from ..collector import tune as tune_collector
 from ..errors import ExitCode, KforensicsError, exit_code_for
 
 # the exit codes under the names the commands use; defined once, in kforensics.errors
@@ -152,6 +153,7 @@ def _internal(e: BaseException, debug: bool) -> NoReturn:
 @click.option("--debug", is_flag=True, help="Show the traceback of an internal error.")
 def main(debug: bool) -> None:
     """Kafka log-segment forensics: decode, scan and replay broker log dirs as evidence (read-only)."""
+    tune_collector()
 
 
 if __name__ == "__main__":  # pragma: no cover

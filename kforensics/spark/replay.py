@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import pandas as pd
 import pyarrow as pa
 
+from ..collector import tune as tune_collector
 from ..consumers.committed_offsets import CommittedOffset
 from ..consumers.replay_impact import partition_replay_impact
 from ..epoch.versions import LATEST, KafkaVersion
@@ -395,6 +396,7 @@ def replay_partitions(shared: object = None, staging: str | None = None
     (:data:`GROUP_COLUMNS`).  ``shared``: a :class:`Shared` (or a broadcast)."""
 
     def fn(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        tune_collector()  # a Python worker of this executor: it holds the group's replicas
         sh = Shared.of(shared)
         filesystem, staging_path = split_uri(staging) if staging else (None, None)
         outputs = _Outputs(staging_path, filesystem, spark_task_part("r"))

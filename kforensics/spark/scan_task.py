@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pyarrow as pa
 
+from ..collector import tune as tune_collector
 from ..epoch.versions import KafkaVersion
 from ..errors import InternalError
 from ..findings import Finding, finding
@@ -333,6 +334,7 @@ def scan_tasks(staging: str, kafka_version: KafkaVersion,
     """
 
     def run(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        tune_collector()  # a Python worker of this executor: it holds the task's partition results
         filesystem, staging_path = split_uri(staging)
         info = (snapshots if isinstance(snapshots, Mapping) else {} if snapshots is None else snapshots.value)
         part = spark_task_part("s")
