@@ -136,11 +136,13 @@ class SummaryBuilder:
         """The rows are not fed in the order of the replica's log (its maker sorts them): keep no marks."""
         self.marks = None
 
-    def feed(self, rows: np.ndarray) -> None:
+    def feed(self, rows: np.ndarray, mark: bool = True) -> None:
+        """Digest ``rows`` (the next in log order) and, with ``mark``, extend the marks by them (without: the caller
+        passes them to :meth:`mark` later, in the same order, before any row after them is marked)."""
         if not len(rows):
             return
-        if self.marks is not None:
-            self._mark(self.marks, rows)
+        if mark:
+            self.mark(rows)
         seg = rows[:, _SEG]
         if self.segments_in_order and ((self._last_segment is not None and int(seg[0]) < self._last_segment)
                                        or bool(np.any(seg[1:] < seg[:-1]))):
@@ -163,6 +165,11 @@ class SummaryBuilder:
             if len(bad):
                 self.first_damaged = int(base[bad[0]])
         self.has_legacy = self.has_legacy or bool((rows[:, _MAGIC] < 2).any())
+
+    def mark(self, rows: np.ndarray) -> None:
+        """Extend the marks by ``rows`` (fed already, or being fed)."""
+        if self.marks is not None and len(rows):
+            self._mark(self.marks, rows)
 
     def _mark(self, m: Marks, rows: np.ndarray) -> None:
         """Extend the marks ``m`` by ``rows`` (or drop them: rows out of order, or too many changes)."""

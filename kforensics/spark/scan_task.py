@@ -17,7 +17,7 @@ import json
 import pickle
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -38,7 +38,7 @@ from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanRe
 from ..scan.partition import CoordinatorSource
 from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
-from ..tables.schemas import fit
+from ..tables.schemas import SCHEMAS, fit, fit_rows
 from ..tables.schemas import table as table_of
 from ..tiered.evidence import scan_view, tier_scan
 from . import files, table_files
@@ -48,7 +48,7 @@ from .files import Context, FileSystem
 from .names import from_hex, optional_int, present, spark_task_part
 from .plan import EvidencePath, SnapshotInfo, archive_damage
 from .schemas import CHECK_COLUMNS, NAMED_TABLES, PENDING, STATUS_COLUMNS, TaskRow, hive_dir
-from .window import INLINE_ROWS, WINDOW_COLUMNS, Sketch, SketchSink, replica_of_tables
+from .window import WINDOW_COLUMNS, Sketch, SketchSink, replica_of_tables
 
 if TYPE_CHECKING:
     from pyspark import Broadcast
@@ -94,11 +94,21 @@ def snapshot_coordinator(snapshot_id: str, info: SnapshotInfo) -> CoordinatorSou
 
 
 def report_rows(report: ScanReport, context: Context) -> dict[str, list[dict]]:
-    """The rows of the report tables ``scan --out`` writes (all but ``batches``), each fitted to its table's schema
-    (rows, not tables: a task gathers the rows of all its dirs and builds each table once)."""
-    from ..tables.schemas import fit_rows
+    """The rows of the report tables ``scan --out`` writes (all but ``batches``), as made: each table fits its
+    rows when it is built, once per task (fitting a dir's rows at a time cost more than scanning a small dir).  The
+    ``findings`` rows come fitted already: their keys and counts are read per dir."""
+    rows = {name: make(report, context) for name, make in REPORT_ROWS.items()}
+    rows["findings"] = fit_rows("findings", rows["findings"])
+    return rows
 
-    return {name: fit_rows(name, make(report, context)) for name, make in REPORT_ROWS.items()}
+
+def fitted_columns(row: dict, columns: list[str]) -> dict:
+    """``columns`` of a ``partitions`` row as the table holds them (each value fitted to its column's type)."""
+    return {c: fit(row.get(c), _PARTITION_TYPES[c]) for c in columns}
+
+
+#: the type of each column of the ``partitions`` table
+_PARTITION_TYPES = {f.name: f.type for f in SCHEMAS["partitions"]}
 
 
 def severities(rows: list[dict]) -> str | None:
@@ -111,21 +121,21 @@ def severities(rows: list[dict]) -> str | None:
     return json.dumps(counts)
 
 
-def sketch_row(fitted: dict) -> dict:
-    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row fitted to its schema (see
-    :func:`kforensics.tables.schemas.fit_rows`): what the table would give back for them."""
-    return {c: fitted[c] for c in PARTITION_COLUMNS}
+def sketch_row(row: dict) -> dict:
+    """The :data:`PARTITION_COLUMNS` of a ``partitions`` row (see :func:`report_rows`): what the table would give
+    back for them."""
+    return fitted_columns(row, PARTITION_COLUMNS)
 
 
 def make_sketch(partition: dict, sink: SketchSink, scan: PartitionScan, batches: str | None,
                 filesystem: FileSystem = None) -> Sketch:
-    """What the replay stage needs of a scanned replica: its partition row (fitted, as in the ``partitions``
-    table) and summary, and the replica itself when it is small (else where its batch rows are)."""
+    """What the replay stage needs of a scanned replica: its partition row (as the ``partitions`` table holds it)
+    and summary, and the replica itself when it is small (else where its batch rows are)."""
     import pyarrow.parquet as pq
 
     row = sketch_row(partition)
     sketch = Sketch(row, sink.summary(scan), rows=sink.rows, batches=batches if sink.rows else None)
-    if sink.rows <= INLINE_ROWS:
+    if sink.rows <= sink.inline_rows:
         # the rows the sink kept as they streamed by (the file is not read back)
         sketch.replica = sink.replica(row)
         if sketch.replica is None:
@@ -149,13 +159,13 @@ class Gathered:
                 held = self.rows.setdefault(name, [])
                 held += rs
                 if len(held) >= GATHER_ROWS:
-                    self.tables.setdefault(name, []).append(table_of(name, held, fitted=True))
+                    self.tables.setdefault(name, []).append(table_of(name, held))
                     self.rows[name] = []
 
     def write(self, staging_path: str, part: str, filesystem: FileSystem = None) -> None:
         for name, rs in self.rows.items():
             if rs:
-                self.tables.setdefault(name, []).append(table_of(name, rs, fitted=True))
+                self.tables.setdefault(name, []).append(table_of(name, rs))
         for name, ts in self.tables.items():
             table_files.write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
         self.rows, self.tables = {}, {}
@@ -171,6 +181,12 @@ class TaskOutput:
     batches_dir: str = "batches"
     gathered: Gathered | None = None
     task_batches: TaskBatches | None = None
+    made: set[str] = field(default_factory=set)  # the directories made already (a task's dirs share a few)
+
+    def mkdirs(self, path: str) -> None:
+        if path not in self.made:
+            files.mkdirs(self.filesystem, path)
+            self.made.add(path)
 
     def keep(self, rows: dict[str, list[dict]], part: str, pending: bool = False) -> None:
         """A dir's report rows: gathered for the task's files, or written now; those whose topic the broker checks
@@ -180,13 +196,13 @@ class TaskOutput:
                 rs = rows.pop(name)
                 if rs:
                     d = f"{self.staging_path}/{PENDING}/{name}"
-                    files.mkdirs(self.filesystem, d)
-                    write_table(table_of(name, rs, fitted=True), f"{d}/{part}.parquet", self.filesystem)
+                    self.mkdirs(d)
+                    write_table(table_of(name, rs), f"{d}/{part}.parquet", self.filesystem)
         if self.gathered is not None:
             self.gathered.add(rows)
         else:
             for name, rs in rows.items():
-                table_files.write(name, table_of(name, rs, fitted=True), self.staging_path, part, self.filesystem)
+                table_files.write(name, table_of(name, rs), self.staging_path, part, self.filesystem)
 
 
 def _context(t: TaskRow) -> Context:
@@ -273,7 +289,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
         sketch = pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)
     check = None
     if info.get("checks"):
-        picked = [{c: r[c] for c in CHECK_COLUMNS} for r in rows["partitions"]]
+        picked = [fitted_columns(r, CHECK_COLUMNS) for r in rows["partitions"]]
         check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
     skipped = left_out(-1 if context["broker_id"] is None else context["broker_id"], scan)
     counts = severities(rows["findings"])
@@ -300,7 +316,7 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     task_batches = out.task_batches if out.task_batches is not None else TaskBatches(t.part, out.filesystem)
     writer = None
     try:
-        files.mkdirs(out.filesystem, batch_dir)
+        out.mkdirs(batch_dir)
         writer = DirBatches(task_batches, batch_dir, f"{batch_dir}/{t.part}.parquet", context, out.filesystem)
         status = _scan_dir(t, info, out, kafka_version, writer, walked)
         writer.commit()  # only now: a dir that fails leaves no batch rows without its partition row

@@ -49,10 +49,13 @@ WINDOW_COLUMNS = ["segment", "base_offset", "last_offset", "partition_leader_epo
 
 class SketchSink:
     """A scan batch sink in front of another (the ``batches`` writer): feeds the replica's summary as the batches
-    stream by, and keeps its last row (where its log ends)."""
+    stream by, and keeps its last row (where its log ends); and the rows of a replica of at most ``inline_rows``
+    batches, which travels whole (-1: none does, even an empty one)."""
 
-    def __init__(self, inner: Callable[..., None] | None = None, chunk_offsets: int = CHUNK_OFFSETS):
+    def __init__(self, inner: Callable[..., None] | None = None, chunk_offsets: int = CHUNK_OFFSETS,
+                 inline_rows: int = INLINE_ROWS):
         self.inner = inner
+        self.inline_rows = inline_rows
         self.builder = SummaryBuilder(chunk_offsets)
         self._segs: list[object] = []  # the segments' files, as the batches name them
         self._names: list[str] = []  # their names as the batches table has them
@@ -73,11 +76,17 @@ class SketchSink:
         rows = replay_columns(t, len(self._segs) - 1)
         if self.builder.marks is not None and not self._in_log_order(rows, new):
             self.builder.out_of_order()
-        self.builder.feed(rows)
-        self.last = rows[-1:].copy()
         self.rows += len(rows)
-        if self._kept is not None:
-            self._kept = self._kept + [rows] if self.rows <= INLINE_ROWS else None
+        small = self._kept is not None and self.rows <= self.inline_rows
+        if not small and self._kept:
+            # no longer a replica that travels whole: it is windowed from its file, by the marks of every row
+            for kept in self._kept:
+                self.builder.mark(kept)
+        # the marks of a small replica are never read (it travels whole and is windowed from its rows), and
+        # making them cost more than the rest of its scan
+        self.builder.feed(rows, mark=not small)
+        self.last = rows[-1:].copy()
+        self._kept = self._kept + [rows] if small and self._kept is not None else None
 
     def _in_log_order(self, rows: np.ndarray, new: bool) -> bool:
         """Whether ``rows`` (of the segment last fed) follow on in the order the replica's log has (segments in
@@ -113,6 +122,8 @@ class SketchSink:
     def summary(self, scan: PartitionScan) -> ReplicaSummary:
         """The replica's summary (``scan``: its ``PartitionScan``: checkpoints and recovery plan), equal to the one
         ``kforensics replay`` computes for it."""
+        if self._kept is not None and self.rows <= self.inline_rows:
+            self.builder.marks = None  # a small replica: never windowed by them, and never marked (above)
         log = BatchLog(self.last) if self.last is not None else BatchLog.empty()
         r = Replica(0, log, log_start=scan.log_start_offset or 0, high_watermark=scan.high_watermark,
                     cleaner_offset=scan.cleaner_offset, segments=list(self._names), recovery=scan.recovery)

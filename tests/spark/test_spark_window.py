@@ -35,7 +35,7 @@ from kforensics.spark.job import run
 from kforensics.spark.schemas import TABLES, parse_tables
 from kforensics.spark.inputs import Snapshot
 from kforensics.spark.tables import read_pandas
-from kforensics.spark.window import (SketchSink, Sketch, group_replicas, replica_of_tables, replica_order,
+from kforensics.spark.window import (INLINE_ROWS, SketchSink, Sketch, group_replicas, replica_of_tables, replica_order,
                                      windowed_replica)
 from kforensics.tables.replay_tables import PARTITION_COLUMNS, replica_rows
 from kforensics.tables.scan_tables import BatchesWriter, partitions_table
@@ -46,20 +46,21 @@ SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.i
 class PerDir:
     """A batch sink keeping one SketchSink and batches file per partition dir (``chunk``: the summaries' range)."""
 
-    def __init__(self, tmp: Path, ctx: dict, chunk: int = CHUNK_OFFSETS):
-        self.tmp, self.ctx, self.sinks, self.chunk = tmp, ctx, {}, chunk
+    def __init__(self, tmp: Path, ctx: dict, chunk: int = CHUNK_OFFSETS, inline_rows: int = INLINE_ROWS):
+        self.tmp, self.ctx, self.sinks, self.chunk, self.inline_rows = tmp, ctx, {}, chunk, inline_rows
 
     def __call__(self, pd_, seg, t):
         key = str(pd_.path)
         if key not in self.sinks:
             w = BatchesWriter(str(self.tmp / f"{len(self.sinks)}.parquet"), self.ctx)
-            self.sinks[key] = SketchSink(w, self.chunk)
+            self.sinks[key] = SketchSink(w, self.chunk, self.inline_rows)
         self.sinks[key](pd_, seg, t)
 
 
 def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS) -> dict[tuple[str, int], Sketch]:
+    """Each partition's sketch as a replica that does not travel whole (windowed from its batches file)."""
     ctx = {"cluster": "c", "broker_id": bid, "snapshot_id": f"s{bid}"}
-    sink = PerDir(tmp, ctx, chunk)
+    sink = PerDir(tmp, ctx, chunk, inline_rows=-1)
     report = scan_log_dirs([broker], batch_sink=sink)
     rows = partitions_table(report, ctx).select(PARTITION_COLUMNS).to_pylist()
     out = {}
@@ -69,7 +70,7 @@ def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS) -> d
         s = sink.sinks.get(p.path)
         if s is not None:
             s.inner.close()
-        summary = s.summary(p) if s is not None else SketchSink(None, sink.chunk).summary(p)
+        summary = s.summary(p) if s is not None else SketchSink(None, sink.chunk, -1).summary(p)
         out[(p.topic, p.partition)] = Sketch(row, summary, batches=s.inner.path if s is not None else None,
                                              rows=s.rows if s is not None else 0)
     return out
@@ -402,7 +403,7 @@ def test_a_sink_fed_segments_out_of_their_order_keeps_no_marks_and_its_windows_a
     assert len(names) > 2
     renamed = dict(zip(names, reversed(names)))
     ctx = {"cluster": "c", "broker_id": 1, "snapshot_id": "s1"}
-    sink = SketchSink(BatchesWriter(str(tmp_path / "b.parquet"), ctx), 1)
+    sink = SketchSink(BatchesWriter(str(tmp_path / "b.parquet"), ctx), 1, inline_rows=-1)
     fed = []
 
     def rename(pd_, seg, t):
@@ -465,3 +466,38 @@ def test_read_rows_picks_row_groups_by_statistics_and_equals_a_filtered_read(tmp
                     a, sa = replay_rows_of([got])
                     b, sb = replay_rows_of([want])
                     assert sa == sb and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("split", [None, 2], ids=["one-segment", "two-batch-segments"])
+@pytest.mark.parametrize("scenario", SCENARIOS[:6], ids=lambda p: p.name)
+def test_a_replica_that_outgrows_the_inline_limit_gets_the_marks_of_one_marked_all_along(scenario, split, tmp_path):
+    """A sink marks nothing while its replica may still travel whole (the marks of a small one are never read:
+    none are kept), and marks the rows it held once the replica grows past the limit: whatever the limit, the
+    summary of a replica past it is the one of a sink that marked every row as it came."""
+    if split:
+        scenario = split_segments(scenario, tmp_path / "s", split)
+    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
+    if not brokers:
+        pytest.skip("no brokers")
+    compared = small = 0
+    for i, b in enumerate(brokers):
+        ctx = {"cluster": "c", "broker_id": i + 1, "snapshot_id": f"s{i + 1}"}
+        runs = {}
+        for limit in (-1, 0, 1, 3, 7, INLINE_ROWS):
+            sink = PerDir(tmp_path / f"b{i}-{limit}", ctx, 2, inline_rows=limit)
+            (tmp_path / f"b{i}-{limit}").mkdir()
+            report = scan_log_dirs([b], batch_sink=sink)
+            runs[limit] = {p.path: sink.sinks[p.path].summary(p) for p in report.partitions if p.path in sink.sinks}
+            rows = {p.path: sink.sinks[p.path].rows for p in report.partitions if p.path in sink.sinks}
+        for path, marked in runs[-1].items():
+            for limit, summaries in runs.items():
+                got = summaries[path]
+                if rows[path] > limit:
+                    assert got.marks == marked.marks and got.segments == marked.segments, (path, limit)
+                    compared += 1
+                else:
+                    assert got.marks is None and got.segments is None
+                    small += 1
+                assert (got.digests, got.reaches, got.first_damaged) == (marked.digests, marked.reaches,
+                                                                         marked.first_damaged)
+    assert compared and small

@@ -21,11 +21,12 @@ def _values(typ: pa.DataType) -> list:
     return [None, 1, "x"]
 
 
+@pytest.mark.parametrize("n", [1, 4, 5, 12], ids=lambda n: f"{n}-rows")  # a value or a column at a time
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
-def test_fit_rows_fits_each_value_as_fit_does(name):
+def test_fit_rows_fits_each_value_as_fit_does(name, n):
     fields = list(SCHEMAS[name])
     rows = [{f.name: _values(f.type)[(i + j) % len(_values(f.type))] for j, f in enumerate(fields) if (i + j) % 5}
-            for i in range(12)]
+            for i in range(n)]
     want = [{f.name: fit(r.get(f.name), f.type) for f in fields} for r in rows]
     got = fit_rows(name, rows)
     assert got == want
