@@ -149,14 +149,13 @@ def transactions_after_replay(report: Any, *, coordinator: Any = "read", all_par
     """
     from ..verdict_rules import affects_consumers
 
+    chosen = [p for p in report.partitions if all_partitions or affects_consumers(p)]
+    if not chosen:
+        return []  # nothing to read: the brokers' partition dirs are not listed again
     brokers = log_dirs if log_dirs is not None else {b.broker_id: list(b.log_dirs) for b in report.brokers}
     if isinstance(coordinator, str):
         from ..transactions.coordinator import coordinator_view
 
         coordinator = coordinator_view(brokers)
     logs = partition_logs(brokers)
-    out = []
-    for p in report.partitions:
-        if all_partitions or affects_consumers(p):
-            out.append(partition_after_replay(p, logs, coordinator=coordinator))
-    return out
+    return [partition_after_replay(p, logs, coordinator=coordinator) for p in chosen]
