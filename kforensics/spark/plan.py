@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -28,7 +28,7 @@ from ..log.log_dir import LogDir
 from ..log.partition import PartitionLog
 from ..log.sources import ArrowPath, TarArchive, TarPath
 from ..scan.broker import LogDirPlan, finding_key, plan_log_dir
-from ..scan.model import BrokerIdentity, ScanReport
+from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
 from ..tables.scan_tables import REPORT_TABLES
 from ..tables.schemas import fit
 from . import table_files
@@ -147,6 +147,10 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
     return tasks
 
 
+#: the fields of a partition's context a task carries (plain values: ``asdict``'s deep copy is not needed)
+_CONTEXT_FIELDS = tuple(f.name for f in fields(PartitionContext))
+
+
 def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
            ) -> tuple[list[dict[str, object]], bool]:
     """The snapshot's partition dirs as scan tasks (its metadata logs noted in ``out``), and whether it holds
@@ -165,7 +169,8 @@ def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
                 "snapshot_id": snap.snapshot_id, "log_dir": fit(log_dir, pa.string()),
                 "dir_name": fit(pd_.dir_name, pa.string()), "raw": json.dumps([to_hex(log_dir), to_hex(pd_.dir_name)]),
                 "broker_id": context["broker_id"], "cluster": context["cluster"],
-                "snapshot_time": snap.snapshot_time, "context": json.dumps(asdict(pctx)),
+                "snapshot_time": snap.snapshot_time,
+                "context": json.dumps({f: getattr(pctx, f) for f in _CONTEXT_FIELDS}),
                 "part": task_part(snap.snapshot_id, pd_.dir_name),
             })
     return tasks, has_txn_state
