@@ -53,7 +53,12 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
         b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     b = (b.config("spark.sql.execution.arrow.pyspark.enabled", "true").config("spark.ui.enabled", "false")
          .config("spark.ui.showConsoleProgress", "false"))
-    for k, v in {**s3a_conf(conf or {}), **(conf or {})}.items():
+    settings = {**s3a_conf(conf or {}), **(conf or {})}
+    if master and master.startswith("local"):
+        from .class_archive import with_archive
+
+        settings = with_archive(settings)  # the driver is this machine's JVM: Spark's classes mapped, if sealed
+    for k, v in settings.items():
         b = b.config(k, v)
     return b.getOrCreate()
 

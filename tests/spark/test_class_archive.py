@@ -1,0 +1,83 @@
+"""The archive of Spark's classes: mapped only as sealed (an archive cut short crashes the JVM that maps it),
+added to a local session's driver options beside any given, and made by a training session that Spark then
+starts with."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kforensics.log.kernels import cache
+from kforensics.spark import class_archive
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A private, empty kernel cache for the test."""
+    root = tmp_path / "cache"
+    root.mkdir(mode=0o700)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    cache.forget()
+    yield root
+    cache.forget()
+
+
+def _fake_archive(data: bytes, seal: bytes | None):
+    path = class_archive.archive_path()
+    if path is None:
+        pytest.skip("no JDK here")
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(data)
+    if seal is not None:
+        path.with_suffix(".sha256").write_text(class_archive._digest(path) if seal == b"right" else seal.decode())
+    return path
+
+
+def test_no_archive_no_options(own_cache):
+    assert class_archive.java_options() is None
+    assert class_archive.with_archive({"a": "b"}) == {"a": "b"}
+
+
+def test_an_archive_is_mapped_only_as_sealed(own_cache):
+    path = _fake_archive(b"x" * 1000, b"right")
+    assert class_archive.java_options() == f"-XX:SharedArchiveFile={path} -Xshare:auto {class_archive._QUIET}"
+    path.write_bytes(b"x" * 10)  # cut short after it was sealed
+    assert class_archive.java_options() is None
+    path.with_suffix(".sha256").unlink()
+    path.write_bytes(b"x" * 1000)
+    assert class_archive.java_options() is None  # never sealed
+
+
+def test_the_options_go_beside_the_drivers_given_ones(own_cache):
+    path = _fake_archive(b"y" * 100, b"right")
+    given = {"spark.driver.extraJavaOptions": "-Dfoo=1", "spark.x": "1"}
+    got = class_archive.with_archive(given)
+    assert got["spark.driver.extraJavaOptions"] == f"-Dfoo=1 -XX:SharedArchiveFile={path} -Xshare:auto " \
+                                                   f"{class_archive._QUIET}"
+    assert got["spark.x"] == "1" and given["spark.driver.extraJavaOptions"] == "-Dfoo=1"
+    assert class_archive.with_archive({})["spark.driver.extraJavaOptions"].startswith("-XX:SharedArchiveFile=")
+
+
+def test_a_built_archive_starts_a_session_that_maps_it(own_cache):
+    if shutil.which("java") is None:
+        pytest.skip("no JDK here")
+    made = class_archive.build()
+    assert made is not None and made.stat().st_size > 1 << 20
+    assert not [p for p in made.parent.iterdir() if p.name.startswith(".training-")]
+    options = class_archive.java_options()
+    assert options is not None and str(made) in options
+    # in a process of its own: this one may hold the tests' shared session, which the JVM options cannot reach
+    probe = ("from kforensics.spark.session import session\n"
+             "s = session('local[1]', {'spark.ui.enabled': 'false'})\n"
+             "print(s.sparkContext.getConf().get('spark.driver.extraJavaOptions'))\n"
+             "print(s.range(10).count())\n"
+             "s.stop()\n")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, cache.CACHE_ENV: str(own_cache)})
+    assert got.returncode == 0, got.stderr[-2000:]
+    lines = got.stdout.strip().splitlines()
+    assert str(made) in lines[-2] and lines[-1] == "10"
