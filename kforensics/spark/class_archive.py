@@ -4,7 +4,8 @@ A fresh local session spends most of its start-up, and of its first job, loading
 (about 8 s to start and 11 s for a first small job on 2 cores; 5 s and 8.6 s with the archive).  The JDK can
 map the classes of an earlier run instead (AppCDS, JDK 13+: ``-XX:ArchiveClassesAtExit`` writes the archive,
 ``-XX:SharedArchiveFile`` maps it).  :func:`build` (``python -m kforensics.spark.class_archive``, which the set-up
-runs) writes one with a short training job; :func:`java_options` gives the driver's options to map it.
+runs) writes one with a short training job (:mod:`.class_training`); :func:`java_options` gives the driver's
+options to map it.
 
 An archive the JVM maps but that is cut short crashes it (SIGBUS), so an archive is only ever used as sealed:
 written under a temporary name, its SHA-256 recorded beside it, renamed into place, and its digest checked
@@ -27,7 +28,7 @@ from pathlib import Path
 from ..log.kernels import cache
 
 #: the JVM's messages about the archive (a classpath that differs) are not ours to print
-_QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 #: how long the training run may take before it is given up (it takes about 30 s on 2 cores)
 TRAINING_TIMEOUT_S = 300
 
@@ -73,7 +74,7 @@ def java_options() -> str | None:
             return None
     except (OSError, ImportError):
         return None
-    return f"-XX:SharedArchiveFile={path} -Xshare:auto {_QUIET}"
+    return f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET}"
 
 
 def with_archive(settings: dict[str, str]) -> dict[str, str]:
@@ -97,7 +98,7 @@ def build() -> Path | None:
     os.close(fd)
     os.unlink(tmp)  # the JVM writes it at its exit
     try:
-        subprocess.run([sys.executable, "-m", "kforensics.spark.class_archive", "--train", tmp], check=True,
+        subprocess.run([sys.executable, "-m", "kforensics.spark.class_training", tmp], check=True,
                        timeout=TRAINING_TIMEOUT_S, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if not os.path.getsize(tmp):
             return None
@@ -111,35 +112,8 @@ def build() -> Path | None:
             os.unlink(tmp)
 
 
-def _train(out: str) -> None:
-    """A local session whose JVM writes the classes it loaded to ``out`` when it exits: started, one job like
-    the pipeline's (a frame of rows, repartitioned, through a pandas function), stopped; and the JVM waited for,
-    so the archive is whole when this returns."""
-    from .session import session
-
-    s = session("local[2]", {"spark.ui.enabled": "false", "spark.log.level": "ERROR",
-                             "spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={out} {_QUIET}"})
-    rows = [(str(i), i) for i in range(1000)]
-    s.createDataFrame(rows, "a string, b long").repartition(4).mapInPandas(_same, schema="a string, b long").count()
-    gateway = s.sparkContext._gateway
-    proc = getattr(gateway, "proc", None)
-    s.stop()
-    if gateway is not None:
-        gateway.shutdown()
-    if proc is not None:
-        proc.stdin.close()  # the JVM ends when its standard input does, and writes the archive then
-        proc.wait(timeout=TRAINING_TIMEOUT_S)
-
-
-def _same(frames):  # type: ignore[no-untyped-def]
-    yield from frames
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["--train"] and len(args) == 2:
-        _train(args[1])
-        return 0
+def main() -> int:
+    """Make and seal the archive unless a sealed one is there (the set-up runs this)."""
     if java_options() is not None:
         print(f"spark class archive: {archive_path()} (sealed already)")
         return 0

@@ -44,7 +44,7 @@ def test_no_archive_no_options(own_cache):
 
 def test_an_archive_is_mapped_only_as_sealed(own_cache):
     path = _fake_archive(b"x" * 1000, b"right")
-    assert class_archive.java_options() == f"-XX:SharedArchiveFile={path} -Xshare:auto {class_archive._QUIET}"
+    assert class_archive.java_options() == f"-XX:SharedArchiveFile={path} -Xshare:auto {class_archive.QUIET}"
     path.write_bytes(b"x" * 10)  # cut short after it was sealed
     assert class_archive.java_options() is None
     path.with_suffix(".sha256").unlink()
@@ -57,7 +57,7 @@ def test_the_options_go_beside_the_drivers_given_ones(own_cache):
     given = {"spark.driver.extraJavaOptions": "-Dfoo=1", "spark.x": "1"}
     got = class_archive.with_archive(given)
     assert got["spark.driver.extraJavaOptions"] == f"-Dfoo=1 -XX:SharedArchiveFile={path} -Xshare:auto " \
-                                                   f"{class_archive._QUIET}"
+                                                   f"{class_archive.QUIET}"
     assert got["spark.x"] == "1" and given["spark.driver.extraJavaOptions"] == "-Dfoo=1"
     assert class_archive.with_archive({})["spark.driver.extraJavaOptions"].startswith("-XX:SharedArchiveFile=")
 
