@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,19 @@ def _digest(path: Path) -> str:
         while chunk := f.read(8 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _run_training(out: str) -> bool:
+    """Run the training session in a process group of its own; whether it ended well in time.  On a timeout the
+    whole group (the child and its JVM) is killed: nothing it started outlives it."""
+    child = subprocess.Popen([sys.executable, "-m", "kforensics.spark.class_training", out],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        return child.wait(timeout=TRAINING_TIMEOUT_S) == 0
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+        return False
 
 
 def _seal_of(path: Path) -> Path:
@@ -98,9 +112,7 @@ def build() -> Path | None:
     os.close(fd)
     os.unlink(tmp)  # the JVM writes it at its exit
     try:
-        subprocess.run([sys.executable, "-m", "kforensics.spark.class_training", tmp], check=True,
-                       timeout=TRAINING_TIMEOUT_S, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if not os.path.getsize(tmp):
+        if not _run_training(tmp) or not os.path.getsize(tmp):
             return None
         _seal_of(path).write_text(_digest(Path(tmp)) + "\n")
         os.replace(tmp, path)  # the seal first: an archive never stands without it

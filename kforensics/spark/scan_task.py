@@ -38,7 +38,7 @@ from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanRe
 from ..scan.partition import CoordinatorSource
 from ..tables.replay_tables import PARTITION_COLUMNS
 from ..tables.scan_tables import REPORT_ROWS, write_table
-from ..tables.schemas import SCHEMAS, fit, fit_rows
+from ..tables.schemas import fit, fit_rows, fit_values
 from ..tables.schemas import table as table_of
 from ..tiered.evidence import scan_view, tier_scan
 from . import files, table_files
@@ -102,15 +102,6 @@ def report_rows(report: ScanReport, context: Context) -> dict[str, list[dict]]:
     return rows
 
 
-def fitted_columns(row: dict, columns: list[str]) -> dict:
-    """``columns`` of a ``partitions`` row as the table holds them (each value fitted to its column's type)."""
-    return {c: fit(row.get(c), _PARTITION_TYPES[c]) for c in columns}
-
-
-#: the type of each column of the ``partitions`` table
-_PARTITION_TYPES = {f.name: f.type for f in SCHEMAS["partitions"]}
-
-
 def severities(rows: list[dict]) -> str | None:
     """A findings table's rows per severity, as JSON (what the summary counts)."""
     if not rows:
@@ -124,7 +115,7 @@ def severities(rows: list[dict]) -> str | None:
 def sketch_row(row: dict) -> dict:
     """The :data:`PARTITION_COLUMNS` of a ``partitions`` row (see :func:`report_rows`): what the table would give
     back for them."""
-    return fitted_columns(row, PARTITION_COLUMNS)
+    return fit_values("partitions", row, PARTITION_COLUMNS)
 
 
 def make_sketch(partition: dict, sink: SketchSink, scan: PartitionScan, batches: str | None,
@@ -289,7 +280,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
         sketch = pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)
     check = None
     if info.get("checks"):
-        picked = [fitted_columns(r, CHECK_COLUMNS) for r in rows["partitions"]]
+        picked = [fit_values("partitions", r, CHECK_COLUMNS) for r in rows["partitions"]]
         check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
     skipped = left_out(-1 if context["broker_id"] is None else context["broker_id"], scan)
     counts = severities(rows["findings"])

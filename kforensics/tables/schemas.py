@@ -212,19 +212,26 @@ def fit_rows(name: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, values)) for values in zip(*columns)]
 
 
+def fit_values(name: str, row: dict[str, Any], columns: list[str]) -> dict[str, Any]:
+    """``columns`` of one row of table ``name`` as the table holds them (each value fitted to its column)."""
+    types = _TYPES.get(name)
+    if types is None:
+        types = _TYPES[name] = {f.name: f.type for f in SCHEMAS[name]}
+    return {c: fit(row.get(c), types[c]) for c in columns}
+
+
+#: per table, its columns' types by name (:func:`fit_values` is called per partition dir by the Spark scan tasks)
+_TYPES: dict[str, dict[str, pa.DataType]] = {}
 #: rows up to this many are fitted a value at a time by :func:`fit_rows`
 _ROW_WISE = 4
 #: per table, its columns' names and types (:func:`fit_rows` is called per partition dir by the Spark scan tasks)
 _FIELDS: dict[str, list[tuple[str, pa.DataType]]] = {}
 
 
-def table(name: str, rows: list[dict[str, Any]], fitted: bool = False) -> pa.Table:
-    """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column
-    (``fitted``: the rows come from :func:`fit_rows`, as they are)."""
+def table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """An Arrow table of ``rows`` with the fixed schema of ``name``; every value is made to fit its column."""
     schema = SCHEMAS[name]
     # a column at a time (one Arrow array per column, not a dict per row)
-    if fitted:
-        return pa.Table.from_arrays([column([r[f.name] for r in rows], f.type) for f in schema], schema=schema)
     return pa.Table.from_arrays([column(fit_column([r.get(f.name) for r in rows], f.type), f.type)
                                  for f in schema], schema=schema)
 

@@ -113,8 +113,7 @@ def test_sketch_row_is_the_partitions_tables_row():
         got = sketch_row(variant)
         assert got == from_table
         assert {k: type(v) for k, v in got.items()} == {k: type(v) for k, v in from_table.items()}
-        fitted = fit_rows("partitions", [variant])
-        assert table("partitions", fitted, fitted=True).equals(table("partitions", [variant]))
+        assert table("partitions", fit_rows("partitions", [variant])).equals(table("partitions", [variant]))
 
 
 def test_replay_tasks_follow_the_groups_to_share_out():

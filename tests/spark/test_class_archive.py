@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +83,23 @@ def test_a_built_archive_starts_a_session_that_maps_it(own_cache):
     assert got.returncode == 0, got.stderr[-2000:]
     lines = got.stdout.strip().splitlines()
     assert str(made) in lines[-2] and lines[-1] == "10"
+
+
+def test_a_training_that_takes_too_long_leaves_nothing_behind(own_cache, monkeypatch):
+    """Past its time the training's process group is killed (the child and the JVM it started): no archive, no
+    temporary file, no process still naming the cache."""
+    if shutil.which("java") is None:
+        pytest.skip("no JDK here")
+    monkeypatch.setattr(class_archive, "TRAINING_TIMEOUT_S", 3)
+    assert class_archive.build() is None
+    made = class_archive.archive_path()
+    assert not made.exists() and not list(made.parent.iterdir())
+    time.sleep(1)
+    left = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if str(own_cache) in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                left.append(proc.name)
+        except OSError:
+            continue
+    assert not left

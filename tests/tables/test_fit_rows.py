@@ -6,7 +6,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from kforensics.tables.schemas import SCHEMAS, fit, fit_rows
+from kforensics.tables.schemas import SCHEMAS, fit, fit_rows, fit_values
 
 ODD = {pa.types.is_integer: [0, -1, 2 ** 31, 2 ** 63, True, 1.5, "7", None],
        pa.types.is_string: ["a", "é", "t\udcff", 5, None, b"x"],
@@ -32,3 +32,13 @@ def test_fit_rows_fits_each_value_as_fit_does(name, n):
     assert got == want
     assert [list(r) for r in got] == [[f.name for f in fields]] * len(rows)  # every column, in order
     assert fit_rows(name, []) == []
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_fit_values_fits_the_columns_asked_as_fit_does(name):
+    fields = list(SCHEMAS[name])
+    row = {f.name: _values(f.type)[j % len(_values(f.type))] for j, f in enumerate(fields)}
+    asked = [f.name for f in fields][::2]
+    want = {f.name: fit(row[f.name], f.type) for f in fields if f.name in asked}
+    assert fit_values(name, row, asked) == want
+    assert list(fit_values(name, row, asked)) == asked

@@ -353,3 +353,21 @@ def test_published_schemas_name_every_restart_outcome():
         walk(schema)
         assert found and all(e == list(AT_RESTART) for e in found), name
 
+
+
+def test_transactions_after_a_replay_that_affects_no_consumer_read_no_partition_dir(monkeypatch):
+    """A replay that loses nothing leaves no transaction to read: the brokers' partition dirs are not listed (a
+    healthy fleet's replay listed every one again); one that loses records lists them."""
+    from kforensics.consumers import read_committed
+    from kforensics.replay.report import replay_all
+    from kforensics.scenario import load_scenario
+
+    listed = []
+    real = read_committed.partition_logs
+    monkeypatch.setattr(read_committed, "partition_logs", lambda brokers: listed.append(1) or real(brokers))
+    healthy = load_scenario(SCENARIOS / "healthy-3-brokers")
+    report = replay_all(healthy.brokers, events=healthy.events, metadata=healthy.metadata)
+    assert read_committed.transactions_after_replay(report, log_dirs=healthy.log_dirs) == [] and not listed
+    lost = load_scenario(SCENARIOS / "transaction-marker-lost")
+    report = replay_all(lost.brokers, events=lost.events, metadata=lost.metadata)
+    assert len(read_committed.transactions_after_replay(report, log_dirs=lost.log_dirs)) == 1 and listed
