@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..findings import Finding, finding
 from .paths import Evidence, EvidencePath
 
 #: where a directory that could not be listed goes: (the directory, why)
@@ -66,6 +67,12 @@ def _local_entry(base: Path, e: os.DirEntry[str]) -> Entry:
 
 
 _by_name = operator.attrgetter("name")
+
+
+def unlisted_dir(path: Any, why: str) -> Finding:
+    """The finding of a directory that could not be listed (a log dir, a partition dir), ``why`` from
+    :data:`Unreadable`."""
+    return finding("UNREADABLE_DIR", f"cannot list: {why}", file=path)
 
 
 def list_dir(path: Evidence, unreadable: Unreadable | None = None) -> list[Entry]:

@@ -13,7 +13,7 @@ from typing import Any
 from ..findings import DecodeError, Finding, FindingLog, finding
 from ..formats.record_batch import CONTROL_BIT
 from .file_kinds import classify_name, is_metadata_dir, parse_partition_dir_name, snapshot_id
-from .listing import Unreadable, as_path
+from .listing import Unreadable, as_path, unlisted_dir
 from .log_dir import LogDir, find_log_dirs, open_log_dir
 from .partition import PartitionLog, open_partition
 from .records import EntryRecords
@@ -110,7 +110,7 @@ def find_metadata_sources(inputs: list[Any]) -> MetadataSources:
                 assert name is not None  # is_metadata_dir parsed it
                 pd = open_partition(p, name, unreadable)
                 for path, err in unreadable:
-                    src.findings.append(finding("UNREADABLE_DIR", f"cannot list: {err}", file=path))
+                    src.findings.append(unlisted_dir(path, err))
                 parent = p.parent
                 cluster = _cluster_id(open_log_dir(parent)) if parent is not None else None
                 src.add_partition(pd, cluster)

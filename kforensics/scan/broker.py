@@ -19,6 +19,7 @@ from ..checks.files import check_listing
 from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
+from ..log.listing import unlisted_dir
 from ..log.log_dir import LogDir, open_log_dir
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
@@ -77,8 +78,10 @@ _TABLES = dict(zip(OFFSET_CHECKPOINTS, ("high_watermarks", "recovery_points", "l
 
 
 def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files: list[FileRecord],
-                 checkpoints: list[CheckpointEntry] | None = None) -> LogDirPlan:
-    """Read a log dir's listing and root files (identity, checkpoints); report the log-dir level findings."""
+                 checkpoints: list[CheckpointEntry] | None = None, list_partitions: bool = True) -> LogDirPlan:
+    """Read a log dir's listing and root files (identity, checkpoints); report the log-dir level findings.
+    ``list_partitions``: each partition dir is listed now, and one that cannot be listed reported here (False: by
+    whoever lists it, with :func:`unlisted_dir`; the Spark driver leaves that to the task scanning the dir)."""
     ld = open_log_dir(path)
     broker.log_dirs.append(str(ld.path))
     archive = getattr(ld.path, "archive", None)
@@ -87,8 +90,8 @@ def plan_log_dir(path: Any, broker: BrokerIdentity, findings: FindingLog, files:
         archive.reported = True
         files += _archive_copies(archive)
         findings.extend(archive.findings())
-    for p, err in ld.unreadable:
-        findings.add(finding("UNREADABLE_DIR", f"cannot list: {err}", file=p))
+    for p, err in (ld.unreadable if list_partitions else ld.unlisted):
+        findings.add(unlisted_dir(p, err))
     ctx = _root_context(ld, broker, findings, files, checkpoints)
     boot = ld.root_files.get("bootstrap_snapshot")
     if boot is not None:

@@ -103,7 +103,10 @@ def _read_root_files(loc: Located, broker: BrokerIdentity, findings: FindingLog,
                      ) -> list[LogDirPlan]:
     """``plan_log_dir`` of each of the snapshot's log dirs, and the archive's damage found on the way."""
     try:
-        plans = [plan_log_dir(d, broker, findings, report.files, report.checkpoints) for d in loc.log_dirs]
+        # the partition dirs are listed by the tasks that scan them (each reports its own if it cannot be): the
+        # driver listing 30 000 of them only to find those would list every one twice
+        plans = [plan_log_dir(d, broker, findings, report.files, report.checkpoints, list_partitions=False)
+                 for d in loc.log_dirs]
         # members found damaged while the driver read them (root files), as scan_log_dirs reports them at the
         # end; those under a partition dir are the executor's that scans it
         known = {finding_key(f) for f in findings}

@@ -31,6 +31,7 @@ from ..findings import Finding, finding
 from ..formats.group_coordinator import TOPIC as CONSUMER_OFFSETS_TOPIC
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
+from ..log.listing import unlisted_dir
 from ..log.partition import PartitionLog, open_partition
 from ..log.sources import resolve, split_uri
 from ..replay.not_replayed import left_out
@@ -216,16 +217,17 @@ def _internal_topic_findings(pdir: PartitionLog, broker_id: int | None) -> tuple
     return [], None
 
 
-#: a partition dir opened and scanned with others of its task (:func:`scan_together`)
-Walked = tuple[PartitionLog, "WalkedPartition"]
+#: a partition dir opened with the others of its task, and its scan when it was scanned with them
+#: (:func:`scan_together`)
+Walked = tuple[PartitionLog, "WalkedPartition | None"]
 
 
 def scan_together(tasks: list[TaskRow], snapshots: Mapping[str, SnapshotInfo], kafka_version: KafkaVersion
                   ) -> dict[int, Walked]:
     """The task's plain partition dirs of one small segment, scanned together as ``scan`` scans them
     (:func:`kforensics.scan.small_partitions.scan_plain`: the same scan as one by one, at a fraction of the cost);
-    by task index.  A dir that cannot be opened, or needs more, is left to :func:`scan_task`, which says what is
-    wrong with it."""
+    by task index, with every other dir opened (listed once: :func:`scan_task` scans it).  A dir that cannot be
+    opened is left to :func:`scan_task`, which says what is wrong with it."""
     from ..scan.broker import BATCHED
     from ..scan.small_partitions import scan_plain
 
@@ -240,25 +242,26 @@ def scan_together(tasks: list[TaskRow], snapshots: Mapping[str, SnapshotInfo], k
         except Exception:  # noqa: BLE001 - scanned on its own, where the failure becomes a finding
             continue
     got = scan_plain([(pdir, pctx) for _, pdir, pctx in opened], kafka_version=kafka_version)
-    return {i: (pdir, w) for (i, pdir, _), w in zip(opened, got) if w is not None}
+    return {i: (pdir, w) for (i, pdir, _), w in zip(opened, got)}
 
 
 def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion, batches: DirBatches,
               walked: Walked | None = None) -> tuple:
-    """Scan the task's dir (its batches into ``batches``; ``walked``: scanned with others already); keep its rows;
-    its status row."""
+    """Scan the task's dir (its batches into ``batches``; ``walked``: opened, or scanned, with others already); keep
+    its rows; its status row."""
     from ..scan.partition import scan_partition, transaction_coordinator
 
     context = _context(t)
     sink = SketchSink(batches)
     pctx = PartitionContext(**json.loads(t.context))
-    if walked is not None:
-        pdir, w = walked
+    pdir, w = walked if walked is not None else (None, None)
+    if w is not None:
         scan = w.scan
         sink(pdir, w.segment, w.table)
     else:
-        log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
-        pdir = open_dir(str(info["spec"]), log_dir, dir_name)
+        if pdir is None:
+            log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
+            pdir = open_dir(str(info["spec"]), log_dir, dir_name)
         with transaction_coordinator(snapshot_coordinator(t.snapshot_id, info)):
             scan = scan_partition(pdir, pctx, kafka_version=kafka_version, batch_sink=sink)
     tiered = info.get("tiered")
@@ -266,6 +269,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
         tier_scan(scan, tiered, pctx.log_start_offset)
     held = batches.close()  # None: its rows are held for the task's file (a small replica, not read back)
     extra, payload = _internal_topic_findings(pdir, context["broker_id"])
+    extra += [unlisted_dir(p, why) for p, why in pdir.listing_failures]  # the driver's plan did not list it
     extra += archive_damage(getattr(root_of(str(info["spec"])), "archive", None),
                             tuple(getattr(pdir.path, "parts", ())) or None)
     report = ScanReport(BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]), [scan],
