@@ -19,6 +19,8 @@ import pandas as pd
 
 def to_hex(text: str) -> str:
     """A name as it is on disk (undecodable bytes held as surrogates), losslessly as hex (Spark strings are UTF-8)."""
+    if text.isascii():
+        return text.encode("ascii").hex()  # most names: no surrogate to look for
     return text.encode("utf-8", "surrogateescape" if _escaped(text) else "surrogatepass").hex()
 
 
@@ -32,9 +34,13 @@ def _escaped(text: str) -> bool:
         0xD800 <= ord(c) <= 0xDFFF and not 0xDC80 <= ord(c) <= 0xDCFF for c in text)
 
 
+#: what :func:`safe` replaces
+_UNSAFE = re.compile(r"[^A-Za-z0-9._=-]")
+
+
 def safe(text: str, limit: int = 100) -> str:
     """A file-name-safe form of ``text`` (distinct texts stay distinct: a changed one carries a hash)."""
-    s = re.sub(r"[^A-Za-z0-9._=-]", "_", text)
+    s = _UNSAFE.sub("_", text)
     if s == text and len(s) <= limit:
         return s
     return f"{s[:limit]}~{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"

@@ -57,10 +57,27 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
     if master and master.startswith("local"):
         from .class_archive import with_archive
 
-        settings = with_archive(settings)  # the driver is this machine's JVM: Spark's classes mapped, if sealed
+        # the driver is this machine's JVM: Spark's classes mapped, if sealed; compiled by the quick JIT only
+        settings = with_local_jit(with_archive(settings))
     for k, v in settings.items():
         b = b.config(k, v)
     return b.getOrCreate()
+
+
+#: how a local session's JVM compiles: with the quick compiler (C1) alone.  Its work is light (the Python workers scan
+#: and replay; it moves their rows between stages), and over a job of minutes the optimising compiler's threads took
+#: more of the cores than they gave back: on 2 cores a cold job of 3 x 10 000 small partition dirs took 51 s with
+#: C1 alone against 56 to 58 s (``benchmarks/bench_spark.py --cold``)
+LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def with_local_jit(settings: dict[str, str]) -> dict[str, str]:
+    """A local session's settings with :data:`LOCAL_JIT` added to the driver's JVM options, unless they say how it
+    compiles already (a ``TieredStopAtLevel`` or ``TieredCompilation`` of their own)."""
+    given = settings.get("spark.driver.extraJavaOptions", "")
+    if "TieredStopAtLevel" in given or "TieredCompilation" in given:
+        return settings
+    return {**settings, "spark.driver.extraJavaOptions": f"{given} {LOCAL_JIT}".strip()}
 
 
 #: where scripts/setup.sh puts Hadoop's S3A connector (s3a-<hadoop version>/*.jar), in a checkout

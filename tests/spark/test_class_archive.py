@@ -76,13 +76,16 @@ def test_a_built_archive_starts_a_session_that_maps_it(own_cache):
     probe = ("from kforensics.spark.session import session\n"
              "s = session('local[1]', {'spark.ui.enabled': 'false'})\n"
              "print(s.sparkContext.getConf().get('spark.driver.extraJavaOptions'))\n"
+             "mx = s.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()\n"
+             "print(sorted(str(a) for a in mx.getInputArguments() if 'Tiered' in str(a)))\n"
              "print(s.range(10).count())\n"
              "s.stop()\n")
     got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
                          env={**os.environ, cache.CACHE_ENV: str(own_cache)})
     assert got.returncode == 0, got.stderr[-2000:]
     lines = got.stdout.strip().splitlines()
-    assert str(made) in lines[-2] and lines[-1] == "10"
+    assert str(made) in lines[-3] and lines[-1] == "10"
+    assert lines[-2] == "['-XX:TieredStopAtLevel=1']", lines[-2]  # the local session's JIT (session.LOCAL_JIT)
 
 
 def test_a_training_that_takes_too_long_leaves_nothing_behind(own_cache, monkeypatch):
@@ -103,3 +106,13 @@ def test_a_training_that_takes_too_long_leaves_nothing_behind(own_cache, monkeyp
         except OSError:
             continue
     assert not left
+
+
+def test_a_local_session_compiles_with_the_quick_jit_unless_told_how():
+    from kforensics.spark.session import LOCAL_JIT, with_local_jit
+
+    assert with_local_jit({}) == {"spark.driver.extraJavaOptions": LOCAL_JIT}
+    assert with_local_jit({"spark.driver.extraJavaOptions": "-Da=1"})["spark.driver.extraJavaOptions"] == \
+        f"-Da=1 {LOCAL_JIT}"
+    for own in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
+        assert with_local_jit({"spark.driver.extraJavaOptions": own}) == {"spark.driver.extraJavaOptions": own}
