@@ -54,6 +54,13 @@ def same_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return same
 
 
+def _batch_log_of(data: bytes, width: int) -> BatchLog:
+    """A :class:`BatchLog` from its pickled columns (see ``BatchLog.__reduce__``): writable, one column after
+    another."""
+    flat = np.frombuffer(bytearray(data), dtype=np.int64)
+    return BatchLog(flat.reshape((len(flat) // width, width), order="F"))
+
+
 @dataclass
 class BatchLog:
     """Columns of a log's batches, in offset order."""
@@ -66,6 +73,11 @@ class BatchLog:
         # every comparison reads whole columns: keep each one contiguous (a slice of rows stays so)
         if self.data.ndim == 2 and self.data.shape[0] > 1 and self.data.strides[0] != self.data.itemsize:
             self.data = np.asfortranarray(self.data)
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes, int]]:
+        # pickled as the columns' bytes: the Spark job moves a small replica per partition dir, and numpy's own
+        # pickling of the array (its type, order and flags) cost more than the rest of the replica's
+        return _batch_log_of, (np.asfortranarray(self.data, dtype=np.int64).tobytes(order="F"), len(COLUMNS))
 
     @classmethod
     def empty(cls) -> BatchLog:

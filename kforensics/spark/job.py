@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+import pandas as pd
+
 from ..epoch.versions import LATEST, KafkaVersion, parse_kafka_version
 from ..findings import Finding
 from ..kraft.controller_choice import RestartEvidence
@@ -134,13 +136,15 @@ def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Stagin
     if not len(tasks):
         return None, []
     sc = spark.sparkContext
-    rows = [tuple(present(v) if c != "broker_id" or present(v) is None else int(v) for c, v in zip(TASK_COLUMNS, r))
-            for r in tasks.itertuples(index=False)]
+    # the tasks go to the JVM as an Arrow frame (a list of rows would be pickled through Python workers started for
+    # it: 1.7 s of a cold job's first stage); missing values as nulls, broker ids as nullable ints
+    frame = pd.DataFrame({c: [present(v) for v in tasks[c]] for c in TASK_COLUMNS}, columns=TASK_COLUMNS)
+    frame["broker_id"] = frame["broker_id"].astype("Int32")
     snapinfo = sc.broadcast(d.plan.snapshots)
     d.cleanup.append(snapinfo)
     n = max(1, min(len(tasks), sc.defaultParallelism * options.tasks_per_partition))
     batches = "batches" if "batches" in options.tables else WORK_BATCHES
-    scanned = spark.createDataFrame(rows, schema=TASK_SCHEMA).repartition(n).mapInPandas(
+    scanned = spark.createDataFrame(frame, schema=TASK_SCHEMA).repartition(n).mapInPandas(
         scan_tasks(st.uri, options.kafka_version, snapinfo, batches), schema=STATUS_SCHEMA
     ).persist(StorageLevel.MEMORY_AND_DISK)
     d.cleanup.append(scanned)

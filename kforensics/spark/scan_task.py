@@ -217,9 +217,9 @@ def _internal_topic_findings(pdir: PartitionLog, broker_id: int | None) -> tuple
     return [], None
 
 
-#: a partition dir opened with the others of its task, and its scan when it was scanned with them
+#: a partition dir opened with the others of its task, its context, and its scan when it was scanned with them
 #: (:func:`scan_together`)
-Walked = tuple[PartitionLog, "WalkedPartition | None"]
+Walked = tuple[PartitionLog, PartitionContext, "WalkedPartition | None"]
 
 
 def scan_together(tasks: list[TaskRow], snapshots: Mapping[str, SnapshotInfo], kafka_version: KafkaVersion
@@ -242,7 +242,7 @@ def scan_together(tasks: list[TaskRow], snapshots: Mapping[str, SnapshotInfo], k
         except Exception:  # noqa: BLE001 - scanned on its own, where the failure becomes a finding
             continue
     got = scan_plain([(pdir, pctx) for _, pdir, pctx in opened], kafka_version=kafka_version)
-    return {i: (pdir, w) for (i, pdir, _), w in zip(opened, got)}
+    return {i: (pdir, pctx, w) for (i, pdir, pctx), w in zip(opened, got)}
 
 
 def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: KafkaVersion, batches: DirBatches,
@@ -253,8 +253,7 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
 
     context = _context(t)
     sink = SketchSink(batches)
-    pctx = PartitionContext(**json.loads(t.context))
-    pdir, w = walked if walked is not None else (None, None)
+    pdir, pctx, w = walked if walked is not None else (None, PartitionContext(**json.loads(t.context)), None)
     if w is not None:
         scan = w.scan
         sink(pdir, w.segment, w.table)
@@ -302,7 +301,7 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     snapshot needs them)."""
     context = _context(t)
     try:
-        name = parse_partition_dir_name(from_hex(json.loads(t.raw)[1]))
+        name = walked[0].name if walked is not None else parse_partition_dir_name(from_hex(json.loads(t.raw)[1]))
     except Exception:  # noqa: BLE001 - a task that cannot be read fails below, where it becomes a finding
         name = None
     batch_dir = f"{out.staging_path}/{out.batches_dir}/" + hive_dir(
