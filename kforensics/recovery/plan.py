@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..pickling import ByFields
+
 
 class SegmentExtent(Protocol):
     base_offset: int
@@ -45,7 +47,7 @@ class SegmentExtent(Protocol):
 
 
 @dataclass
-class RecoveryPlan:
+class RecoveryPlan(ByFields):
     """What log loading would do to one partition (computed, never done)."""
 
     recovers: bool = False  # any segment is recovered

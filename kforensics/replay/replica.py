@@ -21,6 +21,7 @@ from ..epoch.cache import LeaderEpochCache
 from ..epoch.rebuild import NO_KEY, epoch_transitions, rebuild_from_batches
 from ..epoch.versions import KafkaVersion
 from ..errors import InternalError
+from ..pickling import ByFields
 from ..recovery.plan import RecoveryPlan
 
 #: ``segment`` values of batches on no segment of this replica: written during the replay, or fetched copies
@@ -252,7 +253,7 @@ class Prefix:
 
 
 @dataclass
-class Replica:
+class Replica(ByFields):
     """One broker's replica of one partition, as found on disk.
 
     ``recovery`` is the scan's plan of what loading does at the next start;

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..epoch.rebuild import NO_KEY, epoch_transitions
 from ..epoch.versions import KafkaVersion
+from ..pickling import ByFields
 from .replica import COLUMNS, IDENTITY, Prefix, Replica, segment_starts
 
 #: offsets per digest range: a few hundred ranges for a million batches
@@ -82,7 +83,7 @@ class Marks:
 
 
 @dataclass
-class ReplicaSummary:
+class ReplicaSummary(ByFields):
     """One replica reduced to digests per offset range and the offsets the replay can reach."""
 
     broker_id: int

@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..log.file_kinds import segment_order
+from ..pickling import ByFields
 from ..replay.inputs import replay_columns
 from ..replay.replica import COLUMNS, BatchLog, Replica, elide, unknown_broker_id
 from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
@@ -131,7 +132,7 @@ class SketchSink:
 
 
 @dataclass
-class Sketch:
+class Sketch(ByFields):
     """What the replay stage moves for one replica: its partition row, its summary, and either the replica whole
     (``replica``: small ones; its broker id set per group) or where its batch rows are (``batches``)."""
 
