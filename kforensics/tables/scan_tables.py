@@ -322,18 +322,22 @@ def _dictionary_schema(schema: pa.Schema) -> pa.Schema:
                       for f in schema])
 
 
-def _constant_runs(runs: list[tuple[tuple[Any, ...], int]], index: int, typ: pa.DataType) -> pa.Array:
-    """One constant column of a row group: each run's value (``runs``: (constants, rows)) as a dictionary array."""
-    values: dict[Any, int] = {}
-    idx = np.empty(len(runs), np.int32)
-    valid = np.empty(len(runs), bool)
-    for r, (consts, _n) in enumerate(runs):
-        v = consts[index]
+def _constant_runs(values: tuple[Any, ...], counts: np.ndarray, typ: pa.DataType) -> pa.Array:
+    """One constant column of a row group: each run's value (``values``, one per run of ``counts`` rows) as a
+    dictionary array."""
+    first = values[0]
+    if first is not None and values.count(first) == len(values):
+        # one value for the row group (the context, a fleet's segment name): no lookup per run
+        return pa.DictionaryArray.from_arrays(ints(np.zeros(int(counts.sum()), np.int32), pa.int32()),
+                                              column([first], typ))
+    seen: dict[Any, int] = {}
+    idx = np.empty(len(values), np.int32)
+    valid = np.empty(len(values), bool)
+    for r, v in enumerate(values):
         valid[r] = v is not None
-        idx[r] = values.setdefault(v, len(values)) if v is not None else 0
-    counts = np.fromiter((n for _, n in runs), np.int64, len(runs))
+        idx[r] = seen.setdefault(v, len(seen)) if v is not None else 0
     indices = ints(np.repeat(idx, counts), pa.int32(), None if valid.all() else np.repeat(valid, counts))
-    return pa.DictionaryArray.from_arrays(indices, column(list(values), typ))
+    return pa.DictionaryArray.from_arrays(indices, column(list(seen), typ))
 
 
 @functools.cache
@@ -466,10 +470,12 @@ class BatchesWriter:
             at += len(data)
         pending.clear()  # the chunks are copied: let them go before the row group is encoded
         columns = {name: cols[COL[name]] for name in BATCH_COLUMNS}
+        constants = list(zip(*(c for c, _ in runs)))  # per constant column, its value in each run
+        counts = np.fromiter((k for _, k in runs), np.int64, len(runs))
         arrays = []
         for f in schema:
             if f.name in CONSTANT_COLUMNS:
-                a = _constant_runs(runs, CONSTANT_COLUMNS.index(f.name), f.type)
+                a = _constant_runs(constants[CONSTANT_COLUMNS.index(f.name)], counts, f.type)
                 arrays.append(a if dictionaries else a.dictionary_decode())
             elif f.name == "crc_valid":
                 arrays.append(bools(columns["crc"] == columns["crc_computed"]))
