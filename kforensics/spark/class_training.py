@@ -10,13 +10,21 @@ from .session import session
 
 
 def train(out: str) -> None:
-    """A local session whose JVM writes the classes it loaded to ``out`` when it exits: started, one job like
-    the pipeline's (a frame of rows, repartitioned, through a pandas function), stopped; and the JVM waited for,
-    so the archive is whole when this returns."""
+    """A local session whose JVM writes the classes it loaded to ``out`` when it exits: started, a small job
+    shaped like the pipeline's, stopped; and the JVM waited for, so the archive is whole when this returns."""
     s = session("local[2]", {"spark.ui.enabled": "false", "spark.log.level": "ERROR",
                              "spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={out} {QUIET}"})
-    rows = [(str(i), i) for i in range(1000)]
-    s.createDataFrame(rows, "a string, b long").repartition(4).mapInPandas(_same, schema="a string, b long").count()
+    import pandas as pd
+
+    # the pipeline's shape: an Arrow frame of tasks through a pandas function, persisted; a column collected; the
+    # rows repartitioned and sorted by key through another pandas function, collected (the classes of each step)
+    frame = pd.DataFrame({"a": [str(i % 7) for i in range(1000)], "b": pd.array(range(1000), dtype="Int32")})
+    done = s.createDataFrame(frame, "a string, b int").repartition(4).mapInPandas(_same, schema="a string, b int")
+    done = done.persist()
+    done.select("b").collect()
+    done.where("b IS NOT NULL").repartition(4, "a").sortWithinPartitions("a").mapInPandas(
+        _same, schema="a string, b int").collect()
+    done.unpersist()
     gateway = s.sparkContext._gateway
     proc = getattr(gateway, "proc", None)
     s.stop()
