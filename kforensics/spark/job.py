@@ -144,7 +144,11 @@ def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Stagin
     d.cleanup.append(snapinfo)
     n = max(1, min(len(tasks), sc.defaultParallelism * options.tasks_per_partition))
     batches = "batches" if "batches" in options.tables else WORK_BATCHES
-    scanned = spark.createDataFrame(frame, schema=TASK_SCHEMA).repartition(n).mapInPandas(
+    # each task a range of (cluster, topic, dir): a task writes a file per table and topic it meets (the published
+    # layout), so tasks of a few topics each write a few files each, where tasks of every topic wrote 8 times as
+    # many small files (5 226 for 3 x 10 000 dirs of 100 topics, about 2 ms of CPU each)
+    scanned = spark.createDataFrame(frame, schema=TASK_SCHEMA).repartitionByRange(
+        n, "cluster", "dir_name", "snapshot_id", "log_dir").mapInPandas(
         scan_tasks(st.uri, options.kafka_version, snapinfo, batches), schema=STATUS_SCHEMA
     ).persist(StorageLevel.MEMORY_AND_DISK)
     d.cleanup.append(scanned)
@@ -162,7 +166,8 @@ def _replay_stage(spark: SparkSession, d: _Driver, scanned: DataFrame | None, st
     d.cleanup.append(broadcast)
     sketches = scanned.where("sketch IS NOT NULL").select(*REPLAY_INPUT)
     m = replay_tasks(statuses, sc.defaultParallelism, options.tasks_per_partition)
-    return [r.asDict() for r in sketches.repartition(m, *KEYS).sortWithinPartitions(*KEYS).mapInPandas(
+    # by key range, as the scan tasks: a replay task writes a file per table and topic it meets
+    return [r.asDict() for r in sketches.repartitionByRange(m, *KEYS).sortWithinPartitions(*KEYS).mapInPandas(
         replay_partitions(broadcast, st.uri), schema=GROUP_SCHEMA).collect()]
 
 
