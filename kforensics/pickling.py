@@ -14,7 +14,6 @@ is lost or added.
 
 from __future__ import annotations
 
-import copyreg
 import dataclasses
 from typing import Any
 
@@ -39,13 +38,20 @@ class _Absent:
 ABSENT = _Absent()
 
 
-def _by_fields(cls: type, values: tuple[Any, ...]) -> Any:
+def _by_fields(cls: Any, values: tuple[Any, ...]) -> Any:
     """The object :meth:`ByFields.__reduce__` pickled (its ``__init__`` is not run again, as for any unpickling)."""
     obj = cls.__new__(cls)
-    if ABSENT in values:
+    if any(v is ABSENT for v in values):  # by identity: a field may hold an array, which == would compare
         obj.__dict__.update((n, v) for n, v in zip(_names(cls), values) if v is not ABSENT)
     else:
         obj.__dict__.update(zip(_names(cls), values))
+    return obj
+
+
+def _by_name(cls: Any, state: dict[str, Any]) -> Any:
+    """An object pickled with its attributes by name (one holding more than its fields)."""
+    obj = cls.__new__(cls)
+    obj.__dict__.update(state)
     return obj
 
 
@@ -57,5 +63,5 @@ class ByFields:
         names = _names(type(self))
         if len(state) <= len(names) and all(n in names for n in state):
             return _by_fields, (type(self), tuple(state.get(n, ABSENT) for n in names))
-        # something besides its fields: pickled as pickle does by default for a class with a __dict__
-        return copyreg.__newobj__, (type(self),), dict(state)
+        # something besides its fields: its attributes by name, as pickle keeps an object's by default
+        return _by_name, (type(self), dict(state))

@@ -253,14 +253,15 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
 
     context = _context(t)
     sink = SketchSink(batches)
-    pdir, pctx, w = walked if walked is not None else (None, PartitionContext(**json.loads(t.context)), None)
+    if walked is not None:
+        pdir, pctx, w = walked
+    else:
+        log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
+        pdir, pctx, w = open_dir(str(info["spec"]), log_dir, dir_name), PartitionContext(**json.loads(t.context)), None
     if w is not None:
         scan = w.scan
         sink(pdir, w.segment, w.table)
     else:
-        if pdir is None:
-            log_dir, dir_name = (from_hex(x) for x in json.loads(t.raw))
-            pdir = open_dir(str(info["spec"]), log_dir, dir_name)
         with transaction_coordinator(snapshot_coordinator(t.snapshot_id, info)):
             scan = scan_partition(pdir, pctx, kafka_version=kafka_version, batch_sink=sink)
     tiered = info.get("tiered")
