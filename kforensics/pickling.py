@@ -17,34 +17,30 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-#: per class, its dataclass fields' names in declaration order
-_NAMES: dict[type, tuple[str, ...]] = {}
+#: per class, its dataclass fields' names in declaration order, and as a set
+_NAMES: dict[type, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, ...], frozenset[str]]:
+    got = _NAMES.get(cls)
+    if got is None:
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        got = _NAMES[cls] = (names, frozenset(names))
+    return got
 
 
 def _names(cls: type) -> tuple[str, ...]:
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
-    return names
+    return _fields_of(cls)[0]
 
 
-class _Absent:
-    """The value of a field an object does not hold (one with a class default its ``__init__`` does not set)."""
-
-    def __reduce__(self) -> str:
-        return "ABSENT"  # pickled by name: one object in every process
-
-
-ABSENT = _Absent()
-
-
-def _by_fields(cls: Any, values: tuple[Any, ...]) -> Any:
-    """The object :meth:`ByFields.__reduce__` pickled (its ``__init__`` is not run again, as for any unpickling)."""
+def _by_fields(cls: Any, values: tuple[Any, ...], absent: tuple[str, ...] = ()) -> Any:
+    """The object :meth:`ByFields.__reduce__` pickled (its ``__init__`` is not run again, as for any unpickling);
+    ``absent``: the fields it did not hold (their places in ``values`` hold None)."""
     obj = cls.__new__(cls)
-    if any(v is ABSENT for v in values):  # by identity: a field may hold an array, which == would compare
-        obj.__dict__.update((n, v) for n, v in zip(_names(cls), values) if v is not ABSENT)
-    else:
-        obj.__dict__.update(zip(_names(cls), values))
+    state = obj.__dict__
+    state.update(zip(_names(cls), values))
+    for name in absent:
+        del state[name]
     return obj
 
 
@@ -60,8 +56,12 @@ class ByFields:
 
     def __reduce__(self) -> tuple[Any, ...]:
         state = self.__dict__
-        names = _names(type(self))
-        if len(state) <= len(names) and all(n in names for n in state):
-            return _by_fields, (type(self), tuple(state.get(n, ABSENT) for n in names))
+        names, held = _fields_of(type(self))
+        keys = state.keys()
+        if keys == held:
+            return _by_fields, (type(self), tuple([state[n] for n in names]))
+        if keys <= held:  # a field it does not hold (a class default its __init__ does not set)
+            return _by_fields, (type(self), tuple([state.get(n) for n in names]),
+                                tuple(n for n in names if n not in state))
         # something besides its fields: its attributes by name, as pickle keeps an object's by default
         return _by_name, (type(self), dict(state))

@@ -37,17 +37,18 @@ def verdict_rows(rp: PartitionReplay, cluster: str | None,
     rows = []
     how = rp.election.how + (f":{rp.election.rule}" if rp.election.rule else "") if rp.election is not None else None
     for out in rp.replicas:
-        reasoning = json.dumps([line for d in out.decisions for line in d.reasoning])
+        lines = [line for d in out.decisions for line in d.reasoning]
+        reasoning = json.dumps(lines) if lines else "[]"
         for v in out.verdicts:
             rows.append({
                 "cluster": cluster, "topic": rp.topic, "partition": rp.partition, "broker_id": out.broker_id,
                 "snapshot_id": (snapshots or {}).get(out.broker_id), "role": out.role,
                 "kafka_version": str(rp.kafka_version), "leader": rp.leader, "leader_epoch": rp.leader_epoch,
                 "leader_how": how, "committed_bound": rp.committed_bound, "verdict": v.code, "cause": v.cause,
-                "offsets": json.dumps(v.offsets), "records": v.records, "bytes": v.bytes,
+                "offsets": json.dumps(v.offsets) if v.offsets else "[]", "records": v.records, "bytes": v.bytes,
                 "producer_ids": v.producer_ids, "detail": v.detail,
                 "log_end_offset_before": out.log_end_offset_before, "log_end_offset_after": out.log_end_offset_after,
-                "reasoning": reasoning, "facts": dumps(v.facts),
+                "reasoning": reasoning, "facts": dumps(v.facts) if v.facts else "{}",
             })
     return rows
 
