@@ -139,26 +139,32 @@ def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Stagin
     # the tasks go to the JVM as an Arrow frame (a list of rows would be pickled through Python workers started for
     # it: 1.7 s of a cold job's first stage); missing values as nulls, broker ids as nullable ints
     frame = pd.DataFrame({c: [present(v) for v in tasks[c]] for c in TASK_COLUMNS}, columns=TASK_COLUMNS)
-    frame["broker_id"] = frame["broker_id"].astype("Int32")
+    frame = frame.astype({"broker_id": "Int32", "partition": "Int32"})
     snapinfo = sc.broadcast(d.plan.snapshots)
     d.cleanup.append(snapinfo)
-    n = max(1, min(len(tasks), sc.defaultParallelism * options.tasks_per_partition))
+    n = _scan_task_count(len(tasks), sc.defaultParallelism, options)
     batches = "batches" if "batches" in options.tables else WORK_BATCHES
-    # each task a range of (cluster, topic, dir): a task writes a file per table and topic it meets (the published
-    # layout), so tasks of a few topics each write a few files each, where tasks of every topic wrote 8 times as
-    # many small files (5 226 for 3 x 10 000 dirs of 100 topics, about 2 ms of CPU each)
-    scanned = spark.createDataFrame(frame, schema=TASK_SCHEMA).repartitionByRange(
-        n, "cluster", "dir_name", "snapshot_id", "log_dir").mapInPandas(
+    # each task a range of (cluster, topic, partition) keys, every replica of a partition in one task: a task writes
+    # a file per table and topic it meets (the published layout), so tasks of a few topics write a few files each
+    # (tasks of every topic wrote 5 226 small files for 3 x 10 000 dirs of 100 topics, about 2 ms of CPU each), and
+    # the replay stage finds each group's replicas in one partition already (no shuffle)
+    scanned = spark.createDataFrame(frame, schema=TASK_SCHEMA).repartitionByRange(n, *KEYS).mapInPandas(
         scan_tasks(st.uri, options.kafka_version, snapinfo, batches), schema=STATUS_SCHEMA
     ).persist(StorageLevel.MEMORY_AND_DISK)
     d.cleanup.append(scanned)
     return scanned, [r.asDict() for r in scanned.select(*COLLECTED).collect()]
 
 
+def _scan_task_count(dirs: int, parallelism: int, options: JobOptions) -> int:
+    """How many scan tasks the dirs are shared out to: ``tasks_per_partition`` per core, never more than dirs."""
+    return max(1, min(dirs, parallelism * options.tasks_per_partition))
+
+
 def _replay_stage(spark: SparkSession, d: _Driver, scanned: DataFrame | None, statuses: list[dict],
                   shared: Shared, options: JobOptions, st: Staging) -> list[dict]:
-    """The partition groups replayed over the executors: only the replicas' sketches (partition row, summary, a
-    small replica whole) are shuffled; each group reads its window's batch rows from the replicas' files."""
+    """The partition groups replayed over the executors from the replicas' sketches (partition row, summary, a
+    small replica whole), where the scan tasks left them (no shuffle); each group reads its window's batch rows from
+    the replicas' files."""
     if scanned is None:
         return []
     sc = spark.sparkContext
@@ -166,8 +172,11 @@ def _replay_stage(spark: SparkSession, d: _Driver, scanned: DataFrame | None, st
     d.cleanup.append(broadcast)
     sketches = scanned.where("sketch IS NOT NULL").select(*REPLAY_INPUT)
     m = replay_tasks(statuses, sc.defaultParallelism, options.tasks_per_partition)
-    # by key range, as the scan tasks: a replay task writes a file per table and topic it meets
-    return [r.asDict() for r in sketches.repartitionByRange(m, *KEYS).sortWithinPartitions(*KEYS).mapInPandas(
+    # the scan tasks took their dirs by range of the group keys: each group's sketches are in one partition, and
+    # fewer tasks (few groups) merge neighbouring partitions whole, without a shuffle
+    if m < _scan_task_count(len(d.plan.tasks), sc.defaultParallelism, options):
+        sketches = sketches.coalesce(m)
+    return [r.asDict() for r in sketches.sortWithinPartitions(*KEYS).mapInPandas(
         replay_partitions(broadcast, st.uri), schema=GROUP_SCHEMA).collect()]
 
 

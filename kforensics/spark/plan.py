@@ -177,6 +177,7 @@ def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
                 "snapshot_time": snap.snapshot_time,
                 "context": json.dumps({f: getattr(pctx, f) for f in _CONTEXT_FIELDS}),
                 "part": task_part(snap.snapshot_id, pd_.dir_name),
+                "topic": fit(pd_.topic, pa.string()), "partition": fit(pd_.partition, pa.int32()),
             })
     return tasks, has_txn_state
 

@@ -32,11 +32,12 @@ TABLE_SCHEMAS: dict[str, pa.Schema] = {"brokers": BROKERS_SCHEMA, **{n: SCHEMAS[
     "committed_offsets", "verdicts", "divergence", "consumer_impact")}, "summary": SUMMARY_SCHEMA}
 TABLES = tuple(TABLE_SCHEMAS)
 
-#: a scan task: one partition dir of one snapshot (``raw``: its log dir and dir name as hex, as they are on disk)
+#: a scan task: one partition dir of one snapshot (``raw``: its log dir and dir name as hex, as they are on disk;
+#: ``topic`` and ``partition``: as its name gives them, the keys its replica is replayed by)
 TASK_COLUMNS = ["snapshot_id", "log_dir", "dir_name", "raw", "broker_id", "cluster", "snapshot_time", "context",
-                "part"]
+                "part", "topic", "partition"]
 TASK_SCHEMA = ("snapshot_id string, log_dir string, dir_name string, raw string, broker_id int, cluster string, "
-               "snapshot_time string, context string, part string")
+               "snapshot_time string, context string, part string, topic string, partition int")
 
 
 class TaskRow(Protocol):
@@ -51,6 +52,8 @@ class TaskRow(Protocol):
     snapshot_time: object
     context: str
     part: str
+    topic: str
+    partition: int
 
 
 #: a scan task's status: counts, the pickled committed offsets of a ``__consumer_offsets`` copy (``payload``), the

@@ -125,12 +125,22 @@ def test_the_job_writes_a_file_per_table_and_topic_of_each_tasks_key_range(spark
 
     dirs = _fleet(tmp_path / "fleet")  # 2 brokers x 40 dirs over 7 topics
     out = tmp_path / "out"
-    run(spark, [Snapshot(str(d), d.name) for d in dirs], str(out), tasks_per_partition=4)
-    tasks = spark.sparkContext.defaultParallelism * 4
-    assert tasks >= 4
+    # a task per core, as many replay tasks as scan tasks: nothing merges the scan's partitions before the replay
+    run(spark, [Snapshot(str(d), d.name) for d in dirs], str(out), tasks_per_partition=1)
+    tasks = spark.sparkContext.defaultParallelism
+    assert tasks >= 2
     for table in ("partitions", "segments", "batches", "verdicts", "divergence"):
         files = list((out / table).rglob("*.parquet"))
         topics = {f.parent.name for f in files}
         assert len(topics) == 7, (table, sorted(topics))
         # a task's range meets a topic it shares with the next task: at most one more file per task boundary
         assert len(files) <= 7 + tasks - 1, (table, len(files), tasks)
+    # the replay takes each group's sketches where the scan tasks left them: every group replayed once, whole (a
+    # group split between tasks would be two groups of one replica each, without their pair's divergence row)
+    verdicts, divergence = ([r for f in sorted((out / name).rglob("*.parquet")) for r in pq.read_table(f).to_pylist()]
+                            for name in ("verdicts", "divergence"))
+    groups = {(r["topic"], r["partition"]) for r in verdicts}
+    assert len(groups) == 40 and len(verdicts) == 80 and len(divergence) == 40, (len(groups), len(verdicts),
+                                                                                  len(divergence))
+    assert all(sorted(r["broker_id"] for r in verdicts if (r["topic"], r["partition"]) == g) == [1, 2]
+               for g in groups)

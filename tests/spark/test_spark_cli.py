@@ -205,7 +205,8 @@ def _task(**over):
 
     row = {"snapshot_id": "s", "log_dir": "", "dir_name": "orders-0",
            "raw": json.dumps(["", "orders-0".encode().hex()]), "broker_id": 1, "cluster": "c",
-           "snapshot_time": None, "context": json.dumps({}), "part": "s-s--orders-0", **over}
+           "snapshot_time": None, "context": json.dumps({}), "part": "s-s--orders-0", "topic": "orders",
+           "partition": 0, **over}
     return pd.DataFrame([row], columns=TASK_COLUMNS)
 
 
