@@ -166,13 +166,12 @@ def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
             out.snapshot_metadata.setdefault(snap.snapshot_id, []).extend(metadata_logs)
             out.cluster_metadata.setdefault(context["cluster"], []).append(p.log_dir)
         log_dir = relative(loc.root, p.log_dir.path)
-        # hex needs no escaping in JSON: each task's raw names are written without json.dumps
-        shown, raw = fit(log_dir, pa.string()), json.dumps(to_hex(log_dir))
+        shown, hex_dir = fit(log_dir, pa.string()), to_hex(log_dir)
         for pd_, pctx in p.partitions:
             has_txn_state |= pd_.topic == TRANSACTION_STATE_TOPIC and pd_.name.suffix is None
             tasks.append({
                 "snapshot_id": snap.snapshot_id, "log_dir": shown, "dir_name": fit(pd_.dir_name, pa.string()),
-                "raw": f'[{raw}, "{to_hex(pd_.dir_name)}"]',
+                "raw": json.dumps([hex_dir, to_hex(pd_.dir_name)]),
                 "broker_id": context["broker_id"], "cluster": context["cluster"],
                 "snapshot_time": snap.snapshot_time,
                 "context": json.dumps({f: getattr(pctx, f) for f in _CONTEXT_FIELDS}),
