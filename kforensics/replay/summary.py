@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -327,11 +328,14 @@ def needs_summaries(r: Replica, chunk_offsets: int = CHUNK_OFFSETS) -> bool:
     return r.log_end_offset > chunk_offsets
 
 
-def window_floor(summaries: list[ReplicaSummary], mode: KafkaVersion) -> int:
+def window_floor(summaries: Sequence[ReplicaSummary | None], mode: KafkaVersion) -> int:
     """The offset from which a group's replay needs the batches: the first range where replicas can differ,
-    lowered to every offset restart, damage or a high-watermark truncation can reach; a range boundary."""
-    if not summaries:
+    lowered to every offset restart, damage or a high-watermark truncation can reach; a range boundary.  A replica
+    without a summary (its log ends within the first range: :func:`needs_summaries`, which is why none was made)
+    keeps the whole group from offset 0, as its summary would: the last batches of the shortest log are kept."""
+    if not summaries or any(s is None for s in summaries):
         return 0
+    summaries = cast(list[ReplicaSummary], summaries)
     size = summaries[0].chunk_offsets
     marks = [min(s.log_end_offset for s in summaries) - 1]  # keep the last batches: the replay starts there
     differ = first_disagreement(summaries)
@@ -361,8 +365,8 @@ def windowed(replicas: list[Replica], floor: int) -> list[Replica]:
     return [elide(r, floor) for r in replicas]
 
 
-def replay_window(summaries: list[ReplicaSummary], mode: KafkaVersion, load: Callable[[int], list[Replica]]
-           ) -> tuple[list[Replica], Callable[[int], list[Replica]]]:
+def replay_window(summaries: Sequence[ReplicaSummary | None], mode: KafkaVersion,
+                  load: Callable[[int], list[Replica]]) -> tuple[list[Replica], Callable[[int], list[Replica]]]:
     """A group's replicas windowed where their summaries say the replay starts (``load(floor)`` gives the group
     windowed at ``floor``), and the reload that widens it when the replay reaches ``offset`` below it.
 
@@ -370,7 +374,7 @@ def replay_window(summaries: list[ReplicaSummary], mode: KafkaVersion, load: Cal
     (:func:`windowed`), the Spark replay from the rows in the replicas' batch files.
     """
     floor = window_floor(summaries, mode)
-    size = summaries[0].chunk_offsets if summaries else CHUNK_OFFSETS
+    size = next((s.chunk_offsets for s in summaries if s is not None), CHUNK_OFFSETS)
 
     def reload(offset: int) -> list[Replica]:
         return load(floor_below(offset, size))

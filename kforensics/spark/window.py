@@ -33,7 +33,7 @@ from ..log.file_kinds import segment_order
 from ..pickling import ByFields
 from ..replay.inputs import replay_columns
 from ..replay.replica import COLUMNS, BatchLog, Replica, elide, unknown_broker_id
-from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder
+from ..replay.summary import CHUNK_OFFSETS, ReplicaSummary, SummaryBuilder, needs_summaries
 from ..scan.model import PartitionScan
 from ..tables.replay_tables import BATCH_COLUMNS, replica_of_row, replicas_from_frames
 from ..tables.schemas import fit
@@ -64,6 +64,7 @@ class SketchSink:
         self.last: np.ndarray | None = None
         self.rows = 0
         self._kept: list[np.ndarray] | None = []  # the rows of a small replica (None once it is not small)
+        self._digested = 0  # how many of them the summary was fed
 
     def __call__(self, pd_, seg, t) -> None:
         if self.inner is not None:
@@ -78,16 +79,18 @@ class SketchSink:
         if self.builder.marks is not None and not self._in_log_order(rows, new):
             self.builder.out_of_order()
         self.rows += len(rows)
-        small = self._kept is not None and self.rows <= self.inline_rows
-        if not small and self._kept:
-            # no longer a replica that travels whole: it is windowed from its file, by the marks of every row
-            for kept in self._kept:
-                self.builder.mark(kept)
-        # the marks of a small replica are never read (it travels whole and is windowed from its rows), and
-        # making them cost more than the rest of its scan
-        self.builder.feed(rows, mark=not small)
+        if self._kept is not None and self.rows <= self.inline_rows:
+            # a replica that travels whole is digested only when its summary is made, if it needs one at all (the
+            # marks of a small replica are never read: it is windowed from its rows)
+            self._kept.append(rows)
+        else:
+            if self._kept:
+                # no longer a replica that travels whole: it is windowed from its file, by the marks of every row
+                for kept in self._kept:
+                    self.builder.feed(kept)
+            self._kept = None
+            self.builder.feed(rows)
         self.last = rows[-1:].copy()
-        self._kept = self._kept + [rows] if small and self._kept is not None else None
 
     def _in_log_order(self, rows: np.ndarray, new: bool) -> bool:
         """Whether ``rows`` (of the segment last fed) follow on in the order the replica's log has (segments in
@@ -120,14 +123,20 @@ class SketchSink:
         return replica_of_row(SimpleNamespace(**row), np.ascontiguousarray(rows), segments,
                               -1 if b is None else int(b))
 
-    def summary(self, scan: PartitionScan) -> ReplicaSummary:
+    def summary(self, scan: PartitionScan, every: bool = False) -> ReplicaSummary | None:
         """The replica's summary (``scan``: its ``PartitionScan``: checkpoints and recovery plan), equal to the one
-        ``kforensics replay`` computes for it."""
-        if self._kept is not None and self.rows <= self.inline_rows:
-            self.builder.marks = None  # a small replica: never windowed by them, and never marked (above)
+        ``kforensics replay`` computes for it: None, as there, for a replica whose log ends within the first
+        range (:func:`~kforensics.replay.summary.needs_summaries`; ``every``: made all the same)."""
         log = BatchLog(self.last) if self.last is not None else BatchLog.empty()
         r = Replica(0, log, log_start=scan.log_start_offset or 0, high_watermark=scan.high_watermark,
                     cleaner_offset=scan.cleaner_offset, segments=list(self._names), recovery=scan.recovery)
+        if not every and not needs_summaries(r, self.builder.chunk_offsets):
+            return None
+        if self._kept is not None and self.rows <= self.inline_rows:
+            self.builder.marks = None  # a small replica: never windowed by them, and never marked (above)
+            for kept in self._kept[self._digested:]:
+                self.builder.feed(kept, mark=False)
+            self._digested = len(self._kept)
         return self.builder.finish(r)
 
 
@@ -137,7 +146,7 @@ class Sketch(ByFields):
     (``replica``: small ones; its broker id set per group) or where its batch rows are (``batches``)."""
 
     row: dict
-    summary: ReplicaSummary
+    summary: ReplicaSummary | None  # None: the log ends within the first range (the group is replayed from 0)
     replica: Replica | None = None
     batches: str | None = None
     rows: int = 0
@@ -280,6 +289,8 @@ def windowed_replica(s: Sketch, floor: int, filesystem: FileSystem = None) -> Re
 def _window_from_summary(s: Sketch, batches: str, floor: int, filesystem: FileSystem = None) -> Replica | None:
     """The replica windowed at ``floor`` from the rows from ``floor`` on (in its ``batches`` file) and the
     summary's prefix (None when the summary cannot give it, or the rows read are not the ones it was made from)."""
+    if s.summary is None:
+        return None
     below, marks = s.summary.below(floor), s.summary.marks
     if below is None or marks is None or s.summary.segments is None:
         return None

@@ -21,7 +21,7 @@ from tests.replay.test_histories import MODES
 from tests.replay.test_restart import restarted_alike
 from tests.replay.test_summary import (CHUNKS, POWER_LOSS, floors, history_on_disk, outcome, power_loss,
                                       split_segments)
-from kforensics.epoch.versions import parse_kafka_version
+from kforensics.epoch.versions import LATEST, parse_kafka_version
 from kforensics.replay import summary as summary_module
 from kforensics.replay.group import replay_group
 from kforensics.replay.inputs import load_replicas
@@ -57,8 +57,10 @@ class PerDir:
         self.sinks[key](pd_, seg, t)
 
 
-def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS) -> dict[tuple[str, int], Sketch]:
-    """Each partition's sketch as a replica that does not travel whole (windowed from its batches file)."""
+def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS, every: bool = True
+             ) -> dict[tuple[str, int], Sketch]:
+    """Each partition's sketch as a replica that does not travel whole (windowed from its batches file); ``every``:
+    with a summary even where the job makes none (a log that ends within the first range)."""
     ctx = {"cluster": "c", "broker_id": bid, "snapshot_id": f"s{bid}"}
     sink = PerDir(tmp, ctx, chunk, inline_rows=-1)
     report = scan_log_dirs([broker], batch_sink=sink)
@@ -70,7 +72,7 @@ def sketches(broker: Path, tmp: Path, bid: int, chunk: int = CHUNK_OFFSETS) -> d
         s = sink.sinks.get(p.path)
         if s is not None:
             s.inner.close()
-        summary = s.summary(p) if s is not None else SketchSink(None, sink.chunk, -1).summary(p)
+        summary = (s if s is not None else SketchSink(None, sink.chunk, -1)).summary(p, every=every)
         out[(p.topic, p.partition)] = Sketch(row, summary, batches=s.inner.path if s is not None else None,
                                              rows=s.rows if s is not None else 0)
     return out
@@ -91,6 +93,39 @@ def scenario_brokers(scenario: Path):
     if not brokers:
         pytest.skip("no brokers")
     return brokers, load_replicas({i + 1: [b] for i, b in enumerate(brokers)}, every_summary=True)
+
+
+@pytest.mark.parametrize("chunk", [CHUNK_OFFSETS, 2, 1])
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
+def test_a_sketch_has_a_summary_where_the_single_process_makes_one(scenario, chunk, tmp_path, monkeypatch):
+    """The job's sketches carry a summary exactly where ``replay``'s loading makes one (a log that ends past the
+    first range, :func:`~kforensics.replay.summary.needs_summaries`), the same one; a group replays from offset 0
+    when one of its replicas has none, as it does in ``replay``."""
+    # ``replay``'s loading with ranges of ``chunk`` offsets (its summaries and the rule take the default)
+    monkeypatch.setattr(summary_module.needs_summaries, "__defaults__", (chunk,))
+    monkeypatch.setattr(summary_module.SummaryBuilder.__init__, "__defaults__", (chunk,))
+    brokers = sorted(p for p in scenario.glob("broker-*") if p.is_dir())
+    if not brokers:
+        pytest.skip("no brokers")
+    loaded = load_replicas({i + 1: [b] for i, b in enumerate(brokers)})
+    made = none = 0
+    for i, b in enumerate(brokers):
+        d = tmp_path / f"b{i}"
+        d.mkdir()
+        for key, sk in sketches(b, d, i + 1, chunk, every=False).items():
+            group = loaded.groups[key]
+            want = loaded.summaries[key][group.index(next(r for r in group if r.broker_id == i + 1))]
+            if want is None:
+                assert sk.summary is None, key
+                none += 1
+            else:
+                assert sk.summary is not None and (sk.summary.digests, sk.summary.reaches, sk.summary.log_end_offset) \
+                    == (want.digests, want.reaches, want.log_end_offset), key
+                made += 1
+    assert made + none
+    if chunk == CHUNK_OFFSETS:
+        assert none and not made  # the fixtures' logs all end within a range of the default size
+    assert window_floor([None, *(s for ss in loaded.summaries.values() for s in ss if s is not None)], LATEST) == 0
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
@@ -487,7 +522,7 @@ def test_a_replica_that_outgrows_the_inline_limit_gets_the_marks_of_one_marked_a
             sink = PerDir(tmp_path / f"b{i}-{limit}", ctx, 2, inline_rows=limit)
             (tmp_path / f"b{i}-{limit}").mkdir()
             report = scan_log_dirs([b], batch_sink=sink)
-            runs[limit] = {p.path: sink.sinks[p.path].summary(p) for p in report.partitions if p.path in sink.sinks}
+            runs[limit] = {p.path: sink.sinks[p.path].summary(p, every=True) for p in report.partitions if p.path in sink.sinks}
             rows = {p.path: sink.sinks[p.path].rows for p in report.partitions if p.path in sink.sinks}
         for path, marked in runs[-1].items():
             for limit, summaries in runs.items():
