@@ -65,6 +65,7 @@ class SketchSink:
         self.rows = 0
         self._kept: list[np.ndarray] | None = []  # the rows of a small replica (None once it is not small)
         self._digested = 0  # how many of them the summary was fed
+        self._in_order = True  # every chunk so far followed on in log order (:meth:`_in_log_order`)
 
     def __call__(self, pd_, seg, t) -> None:
         if self.inner is not None:
@@ -78,6 +79,7 @@ class SketchSink:
         rows = replay_columns(t, len(self._segs) - 1)
         if self.builder.marks is not None and not self._in_log_order(rows, new):
             self.builder.out_of_order()
+            self._in_order = False
         self.rows += len(rows)
         if self._kept is not None and self.rows <= self.inline_rows:
             # a replica that travels whole is digested only when its summary is made, if it needs one at all (the
@@ -111,14 +113,20 @@ class SketchSink:
         if not self._kept:
             return replica_of_tables([], row)
         names = self._names
-        segments = sorted(set(names), key=segment_order)
-        where = {n: i for i, n in enumerate(segments)}
         rows = np.concatenate(self._kept) if len(self._kept) > 1 else self._kept[0].copy()
-        seg_col = COLUMNS.index("segment")
-        rows[:, seg_col] = np.array([where[n] for n in names], np.int64)[rows[:, seg_col]]
-        seg, pos = rows[:, seg_col], rows[:, COLUMNS.index("position")]
-        if len(rows) > 1 and not bool(np.all((seg[1:] > seg[:-1]) | ((seg[1:] == seg[:-1]) & (pos[1:] >= pos[:-1])))):
-            rows = rows[np.lexsort((pos, seg))]
+        if self._in_order:
+            # fed in log order: the segments' names are distinct and in offset order (the segment column indexes
+            # them as they are), the rows by position within each
+            segments = list(names)
+        else:
+            segments = sorted(set(names), key=segment_order)
+            where = {n: i for i, n in enumerate(segments)}
+            seg_col = COLUMNS.index("segment")
+            rows[:, seg_col] = np.array([where[n] for n in names], np.int64)[rows[:, seg_col]]
+            seg, pos = rows[:, seg_col], rows[:, COLUMNS.index("position")]
+            if len(rows) > 1 and not bool(np.all((seg[1:] > seg[:-1])
+                                                 | ((seg[1:] == seg[:-1]) & (pos[1:] >= pos[:-1])))):
+                rows = rows[np.lexsort((pos, seg))]
         b = row.get("broker_id")
         return replica_of_row(SimpleNamespace(**row), np.ascontiguousarray(rows), segments,
                               -1 if b is None else int(b))

@@ -152,10 +152,13 @@ def test_windows_read_from_the_batch_files_equal_the_single_process_windows(scen
     assert compared
 
 
+@pytest.mark.parametrize("split", [None, 2], ids=["one-segment", "two-batch-segments"])
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.name)
-def test_small_replicas_kept_while_scanned_equal_the_single_process_replicas(scenario, tmp_path):
+def test_small_replicas_kept_while_scanned_equal_the_single_process_replicas(scenario, split, tmp_path):
     """A small replica travels whole, made from the rows its sink kept as they streamed by (its batches file is
-    not read back): it is the replica ``kforensics replay`` loads."""
+    not read back): it is the replica ``kforensics replay`` loads (of one segment or of many)."""
+    if split:
+        scenario = split_segments(scenario, tmp_path / "s", split)
     brokers, loaded = scenario_brokers(scenario)
     compared = 0
     for i, b in enumerate(brokers):
@@ -439,12 +442,16 @@ def test_a_sink_fed_segments_out_of_their_order_keeps_no_marks_and_its_windows_a
     renamed = dict(zip(names, reversed(names)))
     ctx = {"cluster": "c", "broker_id": 1, "snapshot_id": "s1"}
     sink = SketchSink(BatchesWriter(str(tmp_path / "b.parquet"), ctx), 1, inline_rows=-1)
+    small = SketchSink(None, 1)  # the same rows kept as a small replica's, which travels whole
     fed = []
+    logs = {}
 
     def rename(pd_, seg, t):
         if pd_.topic == "orders":
             fed.append(renamed[seg.log.name])
-            sink(pd_, SimpleNamespace(log=seg.log.with_name(renamed[seg.log.name])), t)
+            log = logs.setdefault(seg.log.name, seg.log.with_name(renamed[seg.log.name]))  # one object per segment
+            sink(pd_, SimpleNamespace(log=log), t)
+            small(pd_, SimpleNamespace(log=log), t)
 
     report = scan_log_dirs([scenario / "broker-1"], batch_sink=rename)
     sink.inner.close()
@@ -457,6 +464,7 @@ def test_a_sink_fed_segments_out_of_their_order_keeps_no_marks_and_its_windows_a
     assert not whole.log.is_sorted()  # by name, the log goes back
     for floor in floors(whole, 1):
         identical(windowed_replica(sk, floor), elide(whole, floor))
+    identical(small.replica(row), whole)  # the kept rows sorted as the file's are
 
 
 def test_read_rows_picks_row_groups_by_statistics_and_equals_a_filtered_read(tmp_path):
