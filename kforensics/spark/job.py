@@ -5,7 +5,9 @@
    each snapshot's listing and root files are read with ``scan``'s
    :func:`~kforensics.scan.broker.plan_log_dir`; one KRaft timeline per
    cluster is built from the metadata logs among the snapshots and the
-   ``metadata`` inputs, as ``replay`` builds it.
+   ``metadata`` inputs, as ``replay`` builds it.  Once nothing is left to
+   refuse, the session starts while the plan's rest (the task rows, the root
+   files' tables) is built beside it (``start_s``).
 2. **scan** (executors: :mod:`.scan_task`): every partition dir scanned by
    ``scan``'s :func:`~kforensics.scan.partition.scan_partition`, writing the
    tables ``scan --out`` writes.
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent import futures
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,7 +45,7 @@ from .impact import committed_offsets, transaction_state_copies
 from .inputs import Located, Snapshot, locate
 from .names import present
 from .output import MetadataInputs, check_output
-from .plan import Plan, build_timelines, metadata_by_cluster, plan, write_timeline_findings
+from .plan import Plan, build_timelines, finish, metadata_by_cluster, plan, write_timeline_findings
 from .publish import Staging, complete, publish, staged
 from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
 from .restart import restart_evidence
@@ -109,7 +113,7 @@ class _Driver:
 
 
 def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Driver:
-    planned = plan(located, st.path, st.filesystem)
+    planned = plan(located, st.path, st.filesystem, defer=True)
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
     restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running,
@@ -195,7 +199,9 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
     d = _plan_stage(located, options, st)
     o = Outcome(d.plan, timelines=d.timelines)
     o.timings["plan_s"] = time.perf_counter() - t0
-    started = _started(spark)  # only now: everything that can be refused has been
+    t = time.perf_counter()
+    started = _start_beside(spark, d.plan)  # only now: everything that can be refused has been
+    o.timings["start_s"] = time.perf_counter() - t
     try:
         t = time.perf_counter()
         scanned, o.statuses = _scan_stage(started, d, options, st)
@@ -220,6 +226,24 @@ def _stages(spark: SparkSession | Callable[[], SparkSession], located: list[Loca
     finally:
         _release(d.cleanup)
     return o
+
+
+def _start_beside(spark: SparkSession | Callable[[], SparkSession], plan_: Plan) -> SparkSession:
+    """The session (:func:`_started`) and the rest of the plan (:func:`~kforensics.spark.plan.finish`: the task rows,
+    the root files' tables), built on a helper thread while a JVM starts: the start is mostly waiting on the new
+    process, and the plan's rest a few seconds of Python on a fleet of small partitions."""
+    if not callable(spark) or hasattr(spark, "sparkContext"):
+        finish(plan_)
+        return _started(spark)
+    with ThreadPoolExecutor(1, thread_name_prefix="kforensics-plan") as pool:
+        rest = pool.submit(finish, plan_)
+        try:
+            started = _started(spark)
+        except BaseException:
+            futures.wait([rest])  # the session's failure is the one said; the plan's rest ends first
+            raise
+        rest.result()
+    return started
 
 
 def _started(spark: SparkSession | Callable[[], SparkSession]) -> SparkSession:

@@ -12,7 +12,7 @@ does, and builds one KRaft timeline per cluster, as ``replay`` does.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..findings import Finding, FindingLog, finding
+from ..formats.remote_log_metadata import TOPIC as REMOTE_LOG_METADATA_TOPIC
 from ..formats.transaction_log import TOPIC as TRANSACTION_STATE_TOPIC
 from ..kraft.controller_choice import marker_epochs
 from ..log.log_dir import LogDir
@@ -82,19 +83,34 @@ class Plan:
     findings: dict[str, list[Finding]] = field(default_factory=dict)
     #: per snapshot id: the broker epochs its clean-shutdown markers name (the controller's choice reads them)
     shutdown_epochs: dict[str, frozenset[int]] = field(default_factory=dict)
+    #: the snapshots holding a ``__remote_log_metadata`` partition dir (tiered storage's own topic)
+    remote_metadata: set[str] = field(default_factory=set)
+    #: what is left of the plan once nothing it read can be refused: each snapshot's task rows and root files'
+    #: tables (:func:`finish`; a job starts its JVM meanwhile)
+    pending: list[Callable[[], list[dict[str, object]]]] = field(default_factory=list)
 
 
-def plan(snapshots: list[Snapshot] | list[Located], staging: str, filesystem: FileSystem = None) -> Plan:
+def plan(snapshots: list[Snapshot] | list[Located], staging: str, filesystem: FileSystem = None, *,
+         defer: bool = False) -> Plan:
     """Read every snapshot's listing and root files on the driver (writing the root files' tables under
     ``staging``); the partition dirs become tasks.  Snapshots not yet :func:`locate`-d are located first (and
-    refused as there)."""
+    refused as there).  ``defer``: the task rows and the root files' tables are left to :func:`finish` (nothing
+    they hold can be refused: the job builds them while its JVM starts)."""
     located = [s for s in snapshots if isinstance(s, Located)]
     if len(located) != len(snapshots):
         located = locate([s for s in snapshots if isinstance(s, Snapshot)])
     out = Plan(pd.DataFrame(columns=TASK_COLUMNS), [])
-    tasks: list[dict[str, object]] = []
     for loc in located:
-        tasks += _plan_snapshot(loc, out, staging, filesystem)
+        out.pending.append(_plan_snapshot(loc, out, staging, filesystem))
+    return out if defer else finish(out)
+
+
+def finish(out: Plan) -> Plan:
+    """What :func:`plan` left: each snapshot's task rows (``out.tasks``), its root files' tables written."""
+    tasks: list[dict[str, object]] = []
+    for rest in out.pending:
+        tasks += rest()
+    out.pending = []
     out.tasks = pd.DataFrame(tasks, columns=TASK_COLUMNS)
     return out
 
@@ -119,8 +135,9 @@ def _read_root_files(loc: Located, broker: BrokerIdentity, findings: FindingLog,
         return []
 
 
-def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem) -> list[dict[str, object]]:
-    """Plan one snapshot into ``out``; its tasks."""
+def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
+                   ) -> Callable[[], list[dict[str, object]]]:
+    """Plan one snapshot into ``out``; what makes its tasks (and writes its root files' tables)."""
     snap = loc.snapshot
     broker, findings = BrokerIdentity(), FindingLog()
     report = ScanReport(broker, [], [], [], [])
@@ -133,9 +150,7 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
     report.findings = findings.findings()
     out.findings[snap.snapshot_id] = report.findings
     out.reported[snap.snapshot_id] = {finding_key(f) for f in report.findings}
-    for name, make in REPORT_TABLES.items():
-        table_files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
-    tasks, has_txn_state = _tasks(loc, plans, context, out)
+    has_txn_state = _special_dirs(snap.snapshot_id, plans, context, out)
     out.shutdown_epochs[snap.snapshot_id] = marker_epochs(p.log_dir for p in plans)
     suffixed = any(pd_.name.suffix in ("delete", "stray") for p in plans for pd_, _ in p.partitions)
     out.snapshots[snap.snapshot_id] = {
@@ -147,28 +162,45 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
                         "meta_version": broker.meta_version, "directory_ids": json.dumps(broker.directory_ids),
                         "clean_shutdown": json.dumps(broker.clean_shutdown),
                         "archive_members_ignored": getattr(archive, "untrusted_count", 0)})
-    return tasks
+
+    def rest() -> list[dict[str, object]]:
+        for name, make in REPORT_TABLES.items():
+            table_files.write(name, make(report, context), staging, snapshot_part(snap.snapshot_id), filesystem)
+        return _tasks(loc, plans, context)
+
+    return rest
 
 
 #: the fields of a partition's context a task carries (plain values: ``asdict``'s deep copy is not needed)
 _CONTEXT_FIELDS = tuple(f.name for f in fields(PartitionContext))
 
 
-def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
-           ) -> tuple[list[dict[str, object]], bool]:
-    """The snapshot's partition dirs as scan tasks (its metadata logs noted in ``out``), and whether it holds
+def _special_dirs(snapshot_id: str, plans: list[LogDirPlan], context: Context, out: Plan) -> bool:
+    """The snapshot's metadata logs and ``__remote_log_metadata`` dirs noted in ``out``; whether it holds
     ``__transaction_state``."""
-    snap = loc.snapshot
-    tasks, has_txn_state = [], False
+    has_txn_state = False
     for p in plans:
         metadata_logs = [pd_ for pd_, _ in p.partitions if pd_.is_metadata_log and pd_.name.suffix is None]
         if metadata_logs:
-            out.snapshot_metadata.setdefault(snap.snapshot_id, []).extend(metadata_logs)
+            out.snapshot_metadata.setdefault(snapshot_id, []).extend(metadata_logs)
             out.cluster_metadata.setdefault(context["cluster"], []).append(p.log_dir)
+        for pd_, _ in p.partitions:
+            if pd_.name.suffix is None and pd_.topic in (TRANSACTION_STATE_TOPIC, REMOTE_LOG_METADATA_TOPIC):
+                if pd_.topic == TRANSACTION_STATE_TOPIC:
+                    has_txn_state = True
+                else:
+                    out.remote_metadata.add(snapshot_id)
+    return has_txn_state
+
+
+def _tasks(loc: Located, plans: list[LogDirPlan], context: Context) -> list[dict[str, object]]:
+    """The snapshot's partition dirs as scan tasks."""
+    snap = loc.snapshot
+    tasks = []
+    for p in plans:
         log_dir = relative(loc.root, p.log_dir.path)
         shown, hex_dir = fit(log_dir, pa.string()), to_hex(log_dir)
         for pd_, pctx in p.partitions:
-            has_txn_state |= pd_.topic == TRANSACTION_STATE_TOPIC and pd_.name.suffix is None
             tasks.append({
                 "snapshot_id": snap.snapshot_id, "log_dir": shown, "dir_name": fit(pd_.dir_name, pa.string()),
                 "raw": json.dumps([hex_dir, to_hex(pd_.dir_name)]),
@@ -178,7 +210,7 @@ def _tasks(loc: Located, plans: list[LogDirPlan], context: Context, out: Plan
                 "part": task_part(snap.snapshot_id, pd_.dir_name),
                 "topic": fit(pd_.topic, pa.string()), "partition": fit(pd_.partition, pa.int32()),
             })
-    return tasks, has_txn_state
+    return tasks
 
 
 # ----------------------------------------------------------------------------- metadata logs

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
-from ..formats.remote_log_metadata import TOPIC as REMOTE_LOG_METADATA_TOPIC
 from ..scan.broker import finding_key
 from ..tiered.coverage import tiered_topics
 from ..tiered.evidence import TieredEvidence
@@ -47,11 +46,6 @@ class TieredDriver:
     cluster_findings: dict[str | None, list[Finding]] = field(default_factory=dict)
 
 
-def _holds_remote_metadata(plan_: Plan) -> set[str]:
-    """The snapshots whose tasks include a ``__remote_log_metadata`` partition dir."""
-    prefix = REMOTE_LOG_METADATA_TOPIC + "-"
-    return {t.snapshot_id for t in plan_.tasks.itertuples(index=False)
-            if isinstance(t.dir_name, str) and t.dir_name.startswith(prefix) and t.dir_name[len(prefix):].isdigit()}
 
 
 def _log_dirs(info: Mapping[str, Any]) -> list[Any]:
@@ -84,7 +78,7 @@ def read_tiered(plan_: Plan, timelines: Mapping[str | None, Timeline],
     """Per snapshot the scan's tiered evidence (set in ``plan_.snapshots[sid]["tiered"]`` when there is any), per
     cluster the replay's; with the fold's findings."""
     out = TieredDriver()
-    holding = _holds_remote_metadata(plan_)
+    holding = plan_.remote_metadata
     by_cluster: dict[str | None, dict[int | None, list[Any]]] = {}
     for sid, info in plan_.snapshots.items():
         cluster = plan_.contexts[sid].get("cluster")
