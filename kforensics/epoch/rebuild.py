@@ -35,14 +35,35 @@ def epoch_transitions(epochs: np.ndarray, bases: np.ndarray, magics: np.ndarray,
     always kept, and is no transition for the row after it: a rebuild skips
     it, so the next batch of the same epoch must still be there to start it.
     """
-    if not len(epochs):
+    n = len(epochs)
+    if not n:
         return [], previous_key
+    if n <= SMALL_ROWS:
+        return _few_transitions(epochs.tolist(), bases.tolist(), magics.tolist(), previous_key)
     bad = (magics >= 2) & (bases < 0)
     key = np.where(magics < 2, _LEGACY_KEY, np.where(bad, _BAD_OFFSET_KEY, epochs))
     prev = np.concatenate(([previous_key], key[:-1]))
     keep = np.nonzero((key != prev) | bad)[0]
     rows = list(zip(epochs[keep].tolist(), bases[keep].tolist(), magics[keep].tolist()))
     return rows, int(key[-1])
+
+
+#: up to this many rows :func:`epoch_transitions` walks them in Python: a small partition's few batches cost less
+#: that way than numpy's passes (each with its fixed cost)
+SMALL_ROWS = 64
+
+
+def _few_transitions(epochs: list[int], bases: list[int], magics: list[int], key: int
+                     ) -> tuple[list[tuple[int, int, int]], int]:
+    """:func:`epoch_transitions` of a few rows, one at a time (the same rule)."""
+    rows = []
+    for epoch, base, magic in zip(epochs, bases, magics):
+        bad = magic >= 2 and base < 0
+        this = _LEGACY_KEY if magic < 2 else _BAD_OFFSET_KEY if bad else epoch
+        if this != key or bad:
+            rows.append((epoch, base, magic))
+        key = this
+    return rows, key
 
 
 def _pairs(entries: Iterable[tuple[int, int]]) -> list[list[int]]:

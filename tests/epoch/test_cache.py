@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kforensics.epoch.cache import UNDEFINED, EpochEndOffset, LeaderEpochCache
 from kforensics.epoch.diff import diff_caches
+from kforensics.epoch import rebuild as rebuild_module
 from kforensics.epoch.rebuild import epoch_transitions, rebuild_from_batches
 from kforensics.epoch.versions import (
     KAFKA_0_10,
@@ -366,6 +367,23 @@ def test_transitions_keep_the_batch_after_one_with_a_negative_base_offset(chunks
     assert got == [(0, 0, 2), (1, -(2**63) + 4, 2), (1, 6, 2), (2, 8, 2)]
     assert rebuild_from_batches(got, LATEST) == rebuild_from_batches(rows, LATEST)
     assert rebuild_from_batches(got, LATEST)[0].entries == [(0, 0), (1, 6), (2, 8)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(-5, 3) | st.integers(-(2**31), 2**31 - 1),
+                               st.integers(-3, 6) | st.integers(-(2**63), 2**63 - 1), st.integers(0, 2)),
+                     max_size=80), key=st.integers(-4, 3))
+def test_property_few_rows_give_the_transitions_of_numpys_passes(rows, key):
+    """Up to ``SMALL_ROWS`` rows are walked in Python: the same transitions and last key as the numpy passes that
+    longer logs take (rows and keys that collide with the special keys included)."""
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    got = epoch_transitions(arr[:, 0], arr[:, 1], arr[:, 2], key)
+    small, rebuild_module.SMALL_ROWS = rebuild_module.SMALL_ROWS, -1  # every length through numpy
+    try:
+        want = epoch_transitions(arr[:, 0], arr[:, 1], arr[:, 2], key)
+    finally:
+        rebuild_module.SMALL_ROWS = small
+    assert got == want and all(type(x) is int for r in got[0] for x in r) and type(got[1]) is int
 
 
 @st.composite
