@@ -371,7 +371,7 @@ def group_replicas(sketches: list[Sketch], filesystem: FileSystem = None):
             ids.append(int(b))
 
     def load(floor: int) -> list[Replica]:
-        return [replace(windowed_replica(s, floor, filesystem), broker_id=b) for s, b in zip(chosen, ids)]
+        return [windowed_replica(s, floor, filesystem).as_broker(b) for s, b in zip(chosen, ids)]
 
     return [s.row for s in chosen], [s.summary for s in chosen], load
 
