@@ -530,7 +530,8 @@ def test_a_replica_that_outgrows_the_inline_limit_gets_the_marks_of_one_marked_a
             sink = PerDir(tmp_path / f"b{i}-{limit}", ctx, 2, inline_rows=limit)
             (tmp_path / f"b{i}-{limit}").mkdir()
             report = scan_log_dirs([b], batch_sink=sink)
-            runs[limit] = {p.path: sink.sinks[p.path].summary(p, every=True) for p in report.partitions if p.path in sink.sinks}
+            runs[limit] = {p.path: sink.sinks[p.path].summary(p, every=True) for p in report.partitions
+                           if p.path in sink.sinks}
             rows = {p.path: sink.sinks[p.path].rows for p in report.partitions if p.path in sink.sinks}
         for path, marked in runs[-1].items():
             for limit, summaries in runs.items():
