@@ -12,7 +12,8 @@ written under a temporary name, its SHA-256 recorded beside it, renamed into pla
 before each use.  Anything else (no archive, another JDK or Spark, a digest that differs, a cache we may not
 write to) means no options: the session starts as it always did.  The archive lives in the kernel cache
 (:mod:`kforensics.log.kernels.cache`: ours alone, never evidence), named after the JDK and the Spark it was
-made with; a classpath that differs at start (extra jars) makes the JVM ignore it, silently.
+made with; a classpath that differs at start (extra jars) makes the JVM ignore it, silently.  Making one removes
+all but the :data:`KEPT` used last (another environment's, another Spark's): a use marks its seal's time.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from ..log.kernels import cache
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 #: how long the training run may take before it is given up (it takes about 30 s on 2 cores)
 TRAINING_TIMEOUT_S = 300
+#: archives kept in the cache (about 160 MB each; one per JDK, Spark and environment): the one just made and those
+#: used last, the others removed when one is made
+KEPT = 3
 
 
 def _java() -> str | None:
@@ -84,11 +88,48 @@ def java_options() -> str | None:
         path = archive_path()
         if path is None or not path.is_file():
             return None
-        if _seal_of(path).read_text().strip() != _digest(path):
+        seal = _seal_of(path)
+        if seal.read_text().strip() != _digest(path):
             return None
+        _used(seal)
     except (OSError, ImportError):
         return None
     return f"-XX:SharedArchiveFile={path} -Xshare:auto {QUIET}"
+
+
+def _used(seal: Path) -> None:
+    """Note that the archive was just used (its seal's time: which archives :func:`prune` keeps)."""
+    try:
+        os.utime(seal)
+    except OSError:
+        pass  # a cache we may read but not write: the archive is used all the same
+
+
+def prune(keep: Path, kept: int = KEPT) -> list[Path]:
+    """Remove the archives beside ``keep`` (and their seals) but ``keep`` and the ``kept - 1`` used last; those
+    removed.  A JVM that maps one removed keeps its mapping; one about to map it starts without it
+    (``-Xshare:auto``)."""
+    others = []
+    for seal in keep.parent.glob("*.sha256"):
+        archive = seal.with_suffix(".jsa")
+        if archive != keep:
+            try:
+                others.append((seal.stat().st_mtime, archive, seal))
+            except OSError:
+                continue
+    others.sort(reverse=True)
+    removed = []
+    for _, archive, seal in others[max(0, kept - 1):]:
+        for f in (archive, seal):  # the archive first: a seal left without one maps nothing and goes next time
+            try:
+                f.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError:
+                break
+        else:
+            removed.append(archive)
+    return removed
 
 
 def with_archive(settings: dict[str, str]) -> dict[str, str]:
@@ -116,6 +157,7 @@ def build() -> Path | None:
             return None
         _seal_of(path).write_text(_digest(Path(tmp)) + "\n")
         os.replace(tmp, path)  # the seal first: an archive never stands without it
+        prune(path)
         return path
     except (OSError, subprocess.SubprocessError):
         return None

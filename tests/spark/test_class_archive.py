@@ -116,3 +116,36 @@ def test_a_local_session_compiles_with_the_quick_jit_unless_told_how():
         f"-Da=1 {LOCAL_JIT}"
     for own in ("-XX:TieredStopAtLevel=4", "-XX:-TieredCompilation"):
         assert with_local_jit({"spark.driver.extraJavaOptions": own}) == {"spark.driver.extraJavaOptions": own}
+
+
+def test_a_new_archive_keeps_the_ones_used_last_and_removes_the_others(own_cache, monkeypatch):
+    """Each JDK, Spark and environment has its archive (about 160 MB): making one keeps it and the two used last
+    (a use marks its seal's time), and removes the others with their seals."""
+    current = class_archive.archive_path()
+    if current is None:
+        pytest.skip("no JDK here")
+    current.parent.mkdir(parents=True, exist_ok=True)
+    old = []
+    for i in range(5):
+        a = current.parent / f"old{i}.jsa"
+        a.write_bytes(b"z" * 10)
+        seal = a.with_suffix(".sha256")
+        seal.write_text("whatever\n")
+        os.utime(seal, (1_000_000 + i, 1_000_000 + i))  # old4 used last
+        old.append(a)
+    os.utime(old[1].with_suffix(".sha256"))  # old1 used just now
+
+    def training(out):
+        Path(out).write_bytes(b"t" * 100)
+        return True
+
+    monkeypatch.setattr(class_archive, "_run_training", training)
+    assert class_archive.build() == current
+    left = sorted(p.name for p in current.parent.iterdir())
+    assert left == sorted([current.name, current.with_suffix(".sha256").name, "old1.jsa", "old1.sha256",
+                           "old4.jsa", "old4.sha256"])
+    assert class_archive.java_options() is not None  # the new one, sealed
+    before = current.with_suffix(".sha256").stat().st_mtime_ns
+    os.utime(current.with_suffix(".sha256"), (1, 1))
+    class_archive.java_options()
+    assert current.with_suffix(".sha256").stat().st_mtime_ns >= before  # its use noted
