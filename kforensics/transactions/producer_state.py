@@ -182,13 +182,15 @@ class TransactionTracker:
         self._file, self._index, self._compare = file, txn_index, compare
 
     def end_segment(self) -> None:
-        if self._compare:
+        # without aborts nor a .txnindex there is nothing to compare (no finding): most segments of a fleet
+        if self._compare and (self._seg_aborts or self._index is not None):
             from .txn_index import compare_txn_index
 
             for f in compare_txn_index(self._seg_aborts, self._seg_abort_markers, self._index, self._file,
                                        self.end_offset):
                 self.log.add(f)
-        self._seg_aborts, self._seg_abort_markers = [], set()
+        if self._seg_aborts or self._seg_abort_markers:
+            self._seg_aborts, self._seg_abort_markers = [], set()
         self._compare = False
 
     # ------------------------------------------------------------------ batches
@@ -373,13 +375,18 @@ class TransactionTracker:
         self.end_segment()
         o = self.out
         o.producers = len(self.epochs)
-        o.markers = sorted([*self._watched, *self._recent], key=lambda m: m.offset)
-        o.aborted = list(self._aborted)
+        # (the empty cases apart: most partitions of a fleet hold no transaction)
+        o.markers = sorted([*self._watched, *self._recent], key=lambda m: m.offset) if (
+            self._watched or self._recent) else []
+        o.aborted = list(self._aborted) if self._aborted else []
         bound = o.high_watermark if o.high_watermark is not None else o.log_end_offset
-        firsts = [t.first_offset for t in self.ongoing.values()] + self.unreplicated
-        if bound is not None or firsts:
+        firsts = [t.first_offset for t in self.ongoing.values()] + self.unreplicated if (
+            self.ongoing or self.unreplicated) else []
+        if firsts:
             o.last_stable_offset = min(firsts + ([bound] if bound is not None else []))
-        for t in sorted(self.ongoing.values(), key=lambda t: t.first_offset):
+        elif bound is not None:
+            o.last_stable_offset = bound
+        for t in sorted(self.ongoing.values(), key=lambda t: t.first_offset) if self.ongoing else ():
             if o.max_timestamp is not None and t.first_timestamp is not None and t.first_timestamp >= 0:
                 t.age_ms = o.max_timestamp - t.first_timestamp
             if t.age_ms is not None and t.age_ms > self.max_timeout_ms:
@@ -412,6 +419,6 @@ class TransactionTracker:
                       f"{t.first_offset}", file=t.file, position=t.position, producer_id=t.producer_id,
                 producer_epoch=t.producer_epoch, first_offset=t.first_offset, age_ms=t.age_ms,
                 coordinator_state=t.coordinator_state))
-        o.transaction_versions = count(o.markers)
+        o.transaction_versions = count(o.markers) if o.markers else {}
         o.findings = self.log.findings()
         return o

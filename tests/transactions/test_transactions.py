@@ -176,6 +176,18 @@ def test_txn_index_entries_missing_unknown_and_different(tmp_path):
     assert got == [("TXN_INDEX_ENTRY_DIFFERS", 2), ("TXN_INDEX_MISSING_ABORT", 3), ("TXN_INDEX_UNKNOWN_ABORT", 8)]
 
 
+def test_txn_index_entries_of_a_segment_without_aborts_are_unknown(tmp_path):
+    """A segment whose log holds no abort at all, with a ``.txnindex`` that lists one: still compared (the
+    comparison is skipped only without aborts and without an index)."""
+    index = txn_index.encode([{"producer_id": 8, "first_offset": 0, "last_offset": 1, "last_stable_offset": 0}])
+    batches = [data_batch(0), data_batch(1), data_batch(2, 5, 0, txn=True), marker_batch(3, 5, 0, "COMMIT")]
+    pt = read_partition_transactions(write_partition(tmp_path, "t", 0, batches, txn_index=index))
+    assert not pt.aborted
+    assert [(f.code, f.facts["producer_id"]) for f in pt.findings] == [("TXN_INDEX_UNKNOWN_ABORT", 8)]
+    plain = read_partition_transactions(write_partition(tmp_path / "b", "t", 0, batches))
+    assert plain.findings == [] and plain.last_stable_offset == 4
+
+
 def test_hanging_by_the_partitions_own_clock(tmp_path):
     minute = 60_000
     pd = write_partition(tmp_path, "t", 0, [data_batch(0, 4, 0, txn=True, ts=0), data_batch(1, ts=14 * minute),
