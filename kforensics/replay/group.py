@@ -54,11 +54,11 @@ def _windows(replicas: list[Replica], kafka_version: KafkaVersion, summaries: li
     windowing rule of both front ends, :func:`~kforensics.replay.summary.replay_window`, over the replicas held)."""
     if reload is not None:
         return replicas, reload  # windowed by the caller, who knows where the rest is
-    if summaries is None or None in summaries:
-        # a replica ending in the first range puts the window at 0 (window_floor of no summary); else summarise
-        summaries = [summarize(r) for r in replicas] if all(needs_summaries(r) for r in replicas) else []
-    return replay_window([s for s in summaries if s is not None], kafka_version,
-                         lambda floor: windowed(replicas, floor))
+    if summaries is None:
+        summaries = [None] * len(replicas)
+    if None in summaries and all(needs_summaries(r) for r in replicas):
+        summaries = [summarize(r) for r in replicas]  # else window_floor keeps the group from 0, as the Spark job
+    return replay_window(summaries, kafka_version, lambda floor: windowed(replicas, floor))
 
 
 def _replay(replicas: list[Replica], reload: Reload, **kw: Any) -> tuple[PartitionReplay, list[Replica]]:

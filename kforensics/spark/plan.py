@@ -185,11 +185,10 @@ def _special_dirs(snapshot_id: str, plans: list[LogDirPlan], context: Context, o
             out.snapshot_metadata.setdefault(snapshot_id, []).extend(metadata_logs)
             out.cluster_metadata.setdefault(context["cluster"], []).append(p.log_dir)
         for pd_, _ in p.partitions:
-            if pd_.name.suffix is None and pd_.topic in (TRANSACTION_STATE_TOPIC, REMOTE_LOG_METADATA_TOPIC):
-                if pd_.topic == TRANSACTION_STATE_TOPIC:
-                    has_txn_state = True
-                else:
-                    out.remote_metadata.add(snapshot_id)
+            if pd_.name.suffix is None and pd_.topic == TRANSACTION_STATE_TOPIC:
+                has_txn_state = True
+            elif pd_.name.suffix is None and pd_.topic == REMOTE_LOG_METADATA_TOPIC:
+                out.remote_metadata.add(snapshot_id)
     return has_txn_state
 
 

@@ -46,8 +46,6 @@ class TieredDriver:
     cluster_findings: dict[str | None, list[Finding]] = field(default_factory=dict)
 
 
-
-
 def _log_dirs(info: Mapping[str, Any]) -> list[Any]:
     from .scan_task import root_of
 
