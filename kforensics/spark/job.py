@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -237,11 +236,8 @@ def _start_beside(spark: SparkSession | Callable[[], SparkSession], plan_: Plan)
         return _started(spark)
     with ThreadPoolExecutor(1, thread_name_prefix="kforensics-plan") as pool:
         rest = pool.submit(finish, plan_)
-        try:
-            started = _started(spark)
-        except BaseException:
-            futures.wait([rest])  # the session's failure is the one said; the plan's rest ends first
-            raise
+        # a session that fails to start is the error said, once the pool has waited for the plan's rest
+        started = _started(spark)
         rest.result()
     return started
 
