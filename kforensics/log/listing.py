@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,16 +75,21 @@ def unlisted_dir(path: Any, why: str) -> Finding:
     return finding("UNREADABLE_DIR", f"cannot list: {why}", file=path)
 
 
-def list_dir(path: Evidence, unreadable: Unreadable | None = None) -> list[Entry]:
-    """Sorted entries of a local, archive or remote directory; a failure to list goes to ``unreadable``."""
+def list_dir(path: Evidence, unreadable: Unreadable | None = None, keep: Callable[[str], bool] | None = None
+             ) -> list[Entry]:
+    """Sorted entries of a local, archive or remote directory; a failure to list goes to ``unreadable``.
+    ``keep``: only the entries whose name it accepts (a reader of one root file or one topic's partition dirs
+    does not make an entry of each of a log dir's ten thousand names)."""
     base = as_path(path)
     try:
         if isinstance(base, Path):
             with os.scandir(base) as it:
-                listed = sorted(it, key=_by_name)
+                listed = sorted(it if keep is None else (e for e in it if keep(e.name)), key=_by_name)
             return [_local_entry(base, e) for e in listed]
         out = []
         for p in base.iterdir():
+            if keep is not None and not keep(p.name):
+                continue
             d = p.is_dir()
             out.append(Entry(p.name, p, d, not d, "directory" if d else "regular file"))
         return sorted(out, key=lambda e: e.name)

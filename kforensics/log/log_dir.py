@@ -10,6 +10,7 @@ ignored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,11 +54,12 @@ class LogDir:
         return not (_IDENTIFYING & set(self.root_files))
 
 
-def open_log_dir(path: Any) -> LogDir:
+def open_log_dir(path: Any, keep: Callable[[str], bool] | None = None) -> LogDir:
     """Build the model of one log dir from its listing (nothing is opened for writing); each partition dir is
-    listed when its contents are first read."""
+    listed when its contents are first read.  ``keep``: a model of only the entries whose name it accepts (see
+    :func:`read_meta_properties` and :func:`topic_partitions`)."""
     ld = LogDir(as_path(path))
-    for entry in list_dir(ld.path, ld.unlisted):
+    for entry in list_dir(ld.path, ld.unlisted, keep):
         p = entry.path
         if entry.is_dir:
             if entry.name in SKIPPED_DIRS:
@@ -79,6 +81,22 @@ def open_log_dir(path: Any) -> LogDir:
         else:
             ld.unknown.append(p)
     return ld
+
+
+def read_meta_properties(path: Any) -> SideFile | None:
+    """A log dir's ``meta.properties`` as :meth:`LogDir.read_root` reads it (None: absent), without a model of the
+    rest of the dir."""
+    return open_log_dir(path, _META_PROPERTIES.__eq__).read_root("meta_properties")
+
+
+_META_PROPERTIES = next(name for name, kind in ROOT_FILES.items() if kind == "meta_properties")
+
+
+def topic_partitions(path: Any, topic: str) -> list[PartitionLog]:
+    """The partition dirs of ``topic`` in a log dir, as :func:`open_log_dir` models them (deferred), in name
+    order; the other entries are not modelled (the coordinators' partitions among ten thousand others)."""
+    prefix = topic + "-"
+    return [pd for pd in open_log_dir(path, lambda name: name.startswith(prefix)).partitions if pd.topic == topic]
 
 
 def looks_like_log_dir(path: Any) -> bool:

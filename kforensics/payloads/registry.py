@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..findings import Finding, finding
-from ..log.log_dir import open_log_dir
+from ..log.log_dir import topic_partitions
 from ..log.records import EntryRecords
 
 #: the registry's topic unless ``kafkastore.topic`` says otherwise
@@ -72,9 +72,7 @@ def read_registry(log_dirs: Iterable[Any], topic: str = TOPIC) -> SchemaRegistry
     """Every schema in the registry topic's partitions among ``log_dirs`` (each broker's copy)."""
     reg = SchemaRegistry()
     for d in log_dirs:
-        for pd in open_log_dir(d).partitions:
-            if pd.topic != topic:
-                continue
+        for pd in topic_partitions(d, topic):
             for seg in pd.sorted_segments():
                 if seg.log is None:
                     continue

@@ -20,7 +20,7 @@ from ..epoch.versions import LATEST, KafkaVersion
 from ..findings import Finding, FindingLog, finding
 from ..log.file_kinds import METADATA_TOPIC, OFFSET_CHECKPOINTS
 from ..log.listing import unlisted_dir
-from ..log.log_dir import LogDir, open_log_dir
+from ..log.log_dir import LogDir, open_log_dir, read_meta_properties
 from ..log.partition import PartitionLog
 from ..log.side_files import FileRecord
 from ..log.small_segments import SMALL_ROUND
@@ -425,7 +425,7 @@ def resolve_log_dirs(paths: list[Any]) -> list[Any]:
             raise InputError(f"{path} holds no Kafka log dir (no meta.properties, checkpoint or partition dir){why}")
         owners = {}
         for d in found:
-            mp = open_log_dir(d).read_root("meta_properties")
+            mp = read_meta_properties(d)
             m = mp.value if mp is not None else None
             owners[str(d)] = (m.cluster_id, m.node_id) if m is not None else (None, None)
         if len(set(owners.values())) > 1:
@@ -440,7 +440,7 @@ def broker_identity(paths: list[Any]) -> BrokerIdentity:
     """Who the broker is, from its log dirs' meta.properties alone (before a scan streams its tables)."""
     broker = BrokerIdentity()
     for path in paths:
-        mp = open_log_dir(path).read_root("meta_properties")
+        mp = read_meta_properties(path)
         m = mp.value if mp is not None else None
         if m is not None:
             broker.node_id = m.node_id if broker.node_id is None else broker.node_id

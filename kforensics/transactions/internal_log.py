@@ -101,13 +101,13 @@ def coordinator_copies(log_dirs: dict[int | None, list[Any]] | list[tuple[int | 
                        ) -> list[tuple[int | None, PartitionLog]]:
     """``(broker id, PartitionLog)`` of every ``topic`` partition in these brokers' log dirs (each may be a
     directory holding log dirs; only listings are read)."""
-    from ..log.log_dir import find_log_dirs, open_log_dir
+    from ..log.log_dir import find_log_dirs, topic_partitions
 
     items = log_dirs.items() if isinstance(log_dirs, dict) else [(b, [d]) for b, d in log_dirs]
     out = []
     for broker_id, dirs in items:
         for d in (ld for root in dirs for ld in find_log_dirs(root)):
-            for pd in open_log_dir(d).partitions:
-                if pd.topic == topic and pd.name.suffix is None:
+            for pd in topic_partitions(d, topic):
+                if pd.name.suffix is None:
                     out.append((broker_id, pd))
     return sorted(out, key=lambda x: (x[1].partition, -1 if x[0] is None else x[0]))

@@ -232,3 +232,45 @@ def test_find_log_dirs_on_real_corpora_matches_the_catalogue():
         corpus, listed = cells[2].strip("`"), sorted(d.strip() for d in cells[4].split(","))
         found = sorted(str(p.relative_to(REALDATA / corpus)) for p in find_log_dirs(REALDATA / corpus))
         assert found == listed, corpus
+
+
+def _model(ld):
+    """What a log-dir model holds, as comparable values."""
+    return {"root": ld.root_files, "partitions": [(pd.path, pd.name) for pd in ld.partitions],
+            "leftovers": ld.leftovers, "unknown": ld.unknown, "not_regular": ld.not_regular, "unlisted": ld.unlisted}
+
+
+def _restricted(ld, keep):
+    """The full model with only the entries whose name ``keep`` accepts."""
+    name = lambda p: p.name  # noqa: E731
+    return {"root": {k: p for k, p in ld.root_files.items() if keep(name(p))},
+            "partitions": [(pd.path, pd.name) for pd in ld.partitions if keep(name(pd.path))],
+            "leftovers": [x for x in ld.leftovers if keep(name(x[0]))], "unknown": [p for p in ld.unknown if keep(name(p))],
+            "not_regular": [x for x in ld.not_regular if keep(name(x[0]))], "unlisted": ld.unlisted}
+
+
+@pytest.mark.parametrize("keep", [lambda n: n == "meta.properties", lambda n: n.startswith("orders"),
+                                  lambda n: n.startswith("log-start"), lambda n: "." in n, lambda n: False])
+def test_a_model_of_some_names_is_the_full_model_restricted_to_them(log_dir, keep):
+    touch(log_dir / "orders-ext-0" / "00000000000000000000.log", BATCH)  # a topic whose name extends another's
+    assert _model(open_log_dir(log_dir, keep)) == _restricted(open_log_dir(log_dir), keep)
+
+
+def test_meta_properties_and_topic_partitions_read_only_their_names(log_dir, monkeypatch):
+    from kforensics.log import listing
+    from kforensics.log.log_dir import read_meta_properties, topic_partitions
+
+    touch(log_dir / "meta.properties", b"version=1\nbroker.id=4\ncluster.id=abc\n")
+    touch(log_dir / "orders-ext-0" / "00000000000000000000.log", BATCH)
+    full = open_log_dir(log_dir)
+    made = []
+    real = listing._local_entry
+    monkeypatch.setattr(listing, "_local_entry", lambda base, e: made.append(e.name) or real(base, e))
+    assert read_meta_properties(log_dir).value == full.read_root("meta_properties").value
+    assert made == ["meta.properties"]
+    made.clear()
+    got = topic_partitions(log_dir, "orders")
+    assert [(pd.path, pd.name) for pd in got] == [(pd.path, pd.name) for pd in full.partitions if pd.topic == "orders"]
+    assert sorted(pd.name.suffix or "" for pd in got) == ["", "delete"]
+    assert set(made) == {"orders-0", "orders-ext-0", f"orders-1.{UID}-delete"}  # no entry made of the other names
+    assert read_meta_properties(log_dir / "absent") is None
