@@ -55,20 +55,31 @@ def session(master: str | None = "local[*]", conf: dict[str, str] | None = None,
          .config("spark.ui.showConsoleProgress", "false"))
     settings = {**s3a_conf(conf or {}), **(conf or {})}
     if master and master.startswith("local"):
-        from .class_archive import with_archive
-
-        # the driver is this machine's JVM: Spark's classes mapped, if sealed; compiled by the quick JIT only
-        settings = with_local_jit(with_archive(settings))
+        settings = local_settings(settings)
     for k, v in settings.items():
         b = b.config(k, v)
     return b.getOrCreate()
 
+
+#: the setting naming the module Spark runs as each executor's Python daemon (``kforensics.spark.daemon`` in a local
+#: session, unless the settings name one)
+DAEMON_MODULE = "spark.python.daemon.module"
 
 #: how a local session's JVM compiles: with the quick compiler (C1) alone.  Its work is light (the Python workers scan
 #: and replay; it moves their rows between stages), and over a job of minutes the optimising compiler's threads took
 #: more of the cores than they gave back: on 2 cores a cold job of 3 x 10 000 small partition dirs took 51 s with
 #: C1 alone against 56 to 58 s (``benchmarks/bench_spark.py --cold``)
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def local_settings(settings: dict[str, str]) -> dict[str, str]:
+    """A local session's settings: the driver is this machine's JVM, so Spark's classes are mapped from the class
+    archive if one is sealed and compiled by the quick JIT only (:func:`with_local_jit`), and its executors'
+    Python daemon is :mod:`kforensics.spark.daemon` (the installed pyspark, its bytecode cached, not the zip);
+    each unless ``settings`` say otherwise."""
+    from .class_archive import with_archive
+
+    return {DAEMON_MODULE: "kforensics.spark.daemon", **with_local_jit(with_archive(settings))}
 
 
 def with_local_jit(settings: dict[str, str]) -> dict[str, str]:
