@@ -245,7 +245,8 @@ def _restricted(ld, keep):
     name = lambda p: p.name  # noqa: E731
     return {"root": {k: p for k, p in ld.root_files.items() if keep(name(p))},
             "partitions": [(pd.path, pd.name) for pd in ld.partitions if keep(name(pd.path))],
-            "leftovers": [x for x in ld.leftovers if keep(name(x[0]))], "unknown": [p for p in ld.unknown if keep(name(p))],
+            "leftovers": [x for x in ld.leftovers if keep(name(x[0]))],
+            "unknown": [p for p in ld.unknown if keep(name(p))],
             "not_regular": [x for x in ld.not_regular if keep(name(x[0]))], "unlisted": ld.unlisted}
 
 
