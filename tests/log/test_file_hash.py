@@ -80,9 +80,45 @@ def test_prefetch_skips_small_files_links_and_non_regular_files(tmp_path):
     os.symlink(big, tmp_path / "p-1" / "00000000000000000000.log")
     os.mkfifo(tmp_path / "p-1" / "00000000000000000001.log")
     (tmp_path / "p-1" / "leader-epoch-checkpoint").write_text("0\n0\n")
-    found = segment_files([str(tmp_path)])
+    found = list(segment_files([str(tmp_path)]))
     assert found == [str(big), str(small)]  # sorted; the link and the FIFO are not followed or listed
     assert prefetch(found + [str(tmp_path / "p-1" / "00000000000000000001.log")]) == 1  # only the large one
+
+
+def test_prefetch_stops_at_its_byte_budget_or_after_looking_at_enough_files(tmp_path):
+    """The hashes' head start is the command's load time: a prefetch queues until its budget is reached, looks at
+    a bounded number of files, and takes nothing more from the walk."""
+    (tmp_path / "p").mkdir()
+    small = [str(tmp_path / "p" / f"{i:020d}.log") for i in (0, 1)]
+    big = [str(tmp_path / "p" / f"{i:020d}.log") for i in (10, 20)]
+    for path, batches in [*((p, 2) for p in small), *((p, 1500) for p in big)]:
+        _segment(Path(path), batches)
+    taken = []
+
+    def walk(paths):
+        for p in paths:
+            taken.append(p)
+            yield p
+
+    assert prefetch(walk(big), budget=1) == 1 and taken == big[:1]  # queued one: the budget is spent
+    cancel_prefetched()
+    taken.clear()
+    assert prefetch(walk(small + big), looked_at=2) == 0 and taken == small  # the large ones were never looked at
+    taken.clear()
+    assert prefetch(walk(small + big)) == 2 and taken == small + big
+
+
+def test_segment_files_lists_a_directory_only_when_its_files_are_taken(tmp_path, monkeypatch):
+    for d in ("a-0", "b-0", "c-0"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "00000000000000000000.log").write_bytes(b"x")
+    listed = []
+    real = os.scandir
+    monkeypatch.setattr(file_hash.os, "scandir", lambda p: listed.append(os.path.basename(p)) or real(p))
+    walk = segment_files([str(tmp_path)])
+    assert next(walk) == str(tmp_path / "a-0" / "00000000000000000000.log")
+    assert listed == [tmp_path.name, "a-0"]
+    assert list(walk) == [str(tmp_path / d / "00000000000000000000.log") for d in ("b-0", "c-0")]
 
 
 def test_digest_of_a_file_not_prefetched_starts_one_and_cancel_stops_it(tmp_path):
