@@ -21,6 +21,8 @@ from .side_files import SideFile, read_side_file
 
 #: root files that identify a directory as a broker log dir
 _IDENTIFYING = {"meta_properties", *OFFSET_CHECKPOINTS}
+#: how the names of identifying files begin (:func:`~.file_kinds.classify_name` says which are one)
+_IDENTIFYING_NAMES = tuple(name for name, kind in ROOT_FILES.items() if kind in _IDENTIFYING)
 #: files that make a ``<topic>-<n>`` directory a partition dir
 _PARTITION_EVIDENCE = {"log", "leader_epoch_checkpoint", "kraft_snapshot", "quorum_state", "partition_metadata"}
 
@@ -101,10 +103,11 @@ def topic_partitions(path: Any, topic: str) -> list[PartitionLog]:
 
 def looks_like_log_dir(path: Any) -> bool:
     """A directory holding meta.properties, a root checkpoint or a ``<topic>-<n>`` dir with a partition's files."""
-    entries = list_dir(as_path(path))
-    for e in entries:
+    # the identifying files first, from the names that can be one (not an entry of each of ten thousand dirs)
+    for e in list_dir(as_path(path), keep=lambda name: name.startswith(_IDENTIFYING_NAMES)):
         if e.is_file and classify_name(e.name).kind in _IDENTIFYING:
             return True
+    entries = list_dir(as_path(path))
     for e in entries:
         if e.is_dir and parse_partition_dir_name(e.name):
             if any(classify_name(x.name).kind in _PARTITION_EVIDENCE for x in list_dir(e.path)):

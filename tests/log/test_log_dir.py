@@ -275,3 +275,20 @@ def test_meta_properties_and_topic_partitions_read_only_their_names(log_dir, mon
     assert sorted(pd.name.suffix or "" for pd in got) == ["", "delete"]
     assert set(made) == {"orders-0", "orders-ext-0", f"orders-1.{UID}-delete"}  # no entry made of the other names
     assert read_meta_properties(log_dir / "absent") is None
+
+
+@pytest.mark.parametrize("name,is_dir", [("meta.properties", False), ("meta.properties.tmp", False),
+                                         ("cleaner-offset-checkpoint.deleted", False), ("xmeta.properties", False),
+                                         ("meta.properties", True), ("replication-offset-checkpoint", False),
+                                         ("meta.properties-old", False), ("notes.txt", False)])
+def test_a_dir_is_a_log_dir_by_a_file_that_classifies_as_identifying(tmp_path, name, is_dir):
+    """Whatever the names around it (the identifying ones are looked for among the names that can be one)."""
+    from kforensics.log.file_kinds import classify_name
+    from kforensics.log.log_dir import _IDENTIFYING
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for n in range(3):
+        (d / f"zz-{n}").mkdir()  # not partition dirs: no partition files in them
+    (d / name).mkdir() if is_dir else touch(d / name)
+    assert looks_like_log_dir(d) is (not is_dir and classify_name(name).kind in _IDENTIFYING)
