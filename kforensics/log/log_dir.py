@@ -23,6 +23,8 @@ from .side_files import SideFile, read_side_file
 _IDENTIFYING = {"meta_properties", *OFFSET_CHECKPOINTS}
 #: how the names of identifying files begin (:func:`~.file_kinds.classify_name` says which are one)
 _IDENTIFYING_NAMES = tuple(name for name, kind in ROOT_FILES.items() if kind in _IDENTIFYING)
+#: the name of a log dir's meta.properties
+_META_PROPERTIES = next(name for name, kind in ROOT_FILES.items() if kind == "meta_properties")
 #: files that make a ``<topic>-<n>`` directory a partition dir
 _PARTITION_EVIDENCE = {"log", "leader_epoch_checkpoint", "kraft_snapshot", "quorum_state", "partition_metadata"}
 
@@ -89,9 +91,6 @@ def read_meta_properties(path: Any) -> SideFile | None:
     """A log dir's ``meta.properties`` as :meth:`LogDir.read_root` reads it (None: absent), without a model of the
     rest of the dir."""
     return open_log_dir(path, _META_PROPERTIES.__eq__).read_root("meta_properties")
-
-
-_META_PROPERTIES = next(name for name, kind in ROOT_FILES.items() if kind == "meta_properties")
 
 
 def topic_partitions(path: Any, topic: str) -> list[PartitionLog]:
