@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..findings import Finding, finding
@@ -45,9 +45,17 @@ _LOCAL = type(Path())
 _CHILD = getattr(Path, "_make_child_relpath", None)
 
 
-def _local_entry(base: Path, e: os.DirEntry[str]) -> Entry:
+#: whether a child path can be handed its text (CPython's pathlib caches it in ``_str``; 3.12 and later differ)
+_TEXT_SLOT = _CHILD is not None and "_str" in getattr(PurePath, "__slots__", ())
+
+
+def _local_entry(base: Path, e: os.DirEntry[str], text: bool) -> Entry:
     # a listed name holds no separator: the child is built without parsing (a fleet lists 100 000 of them)
-    p = _CHILD(base, e.name) if _CHILD is not None else base / e.name
+    p: Path = _CHILD(base, e.name) if _CHILD is not None else base / e.name
+    if text:
+        # the listing's own text of the child (its dir's text, a separator, its name) is the text pathlib would
+        # build when the file is opened: 2 us a path, three paths a partition dir
+        p._str = e.path  # type: ignore[attr-defined]
     try:
         if e.is_dir(follow_symlinks=False):
             return Entry(e.name, p, True, False, "directory")
@@ -85,7 +93,9 @@ def list_dir(path: Evidence, unreadable: Unreadable | None = None, keep: Callabl
         if isinstance(base, Path):
             with os.scandir(base) as it:
                 listed = sorted(it if keep is None else (e for e in it if keep(e.name)), key=_by_name)
-            return [_local_entry(base, e) for e in listed]
+            # the base's text was just made (scandir took it); "." lists "./name" where pathlib says "name"
+            text = _TEXT_SLOT and type(base) is _LOCAL and str(base) != "."
+            return [_local_entry(base, e, text) for e in listed]
         out = []
         for p in base.iterdir():
             if keep is not None and not keep(p.name):

@@ -266,7 +266,7 @@ def test_meta_properties_and_topic_partitions_read_only_their_names(log_dir, mon
     full = open_log_dir(log_dir)
     made = []
     real = listing._local_entry
-    monkeypatch.setattr(listing, "_local_entry", lambda base, e: made.append(e.name) or real(base, e))
+    monkeypatch.setattr(listing, "_local_entry", lambda base, e, text: made.append(e.name) or real(base, e, text))
     assert read_meta_properties(log_dir).value == full.read_root("meta_properties").value
     assert made == ["meta.properties"]
     made.clear()
@@ -292,3 +292,21 @@ def test_a_dir_is_a_log_dir_by_a_file_that_classifies_as_identifying(tmp_path, n
         (d / f"zz-{n}").mkdir()  # not partition dirs: no partition files in them
     (d / name).mkdir() if is_dir else touch(d / name)
     assert looks_like_log_dir(d) is (not is_dir and classify_name(name).kind in _IDENTIFYING)
+
+
+@pytest.mark.parametrize("base", [".", "kafka-logs", "./kafka-logs", "kafka-logs/", "ABS", "ABS/", "/"])
+def test_a_listed_path_is_the_path_pathlib_builds(tmp_path, monkeypatch, base):
+    """The listing hands each child its text (see ``listing._local_entry``): that text, the path's equality and
+    hash are the ones of ``Path(base) / name`` whatever the base's spelling (``.`` lists ``./name``)."""
+    from kforensics.log.listing import list_dir
+
+    touch(tmp_path / "kafka-logs" / "meta.properties")
+    (tmp_path / "kafka-logs" / "t-0").mkdir()
+    monkeypatch.chdir(tmp_path / "kafka-logs" if base == "." else tmp_path)
+    base = base.replace("ABS", str(tmp_path / "kafka-logs"))
+    entries = list_dir(base)
+    assert entries
+    for e in entries:
+        built = Path(base) / e.name
+        assert (str(e.path), os.fspath(e.path), e.path, hash(e.path)) == (str(built), str(built), built, hash(built))
+        assert e.path.parent == built.parent and e.path.name == e.name
