@@ -25,7 +25,8 @@ def _escape_surrogate(m: re.Match[str]) -> str:
 
 def dumps(obj: Any) -> str:
     """``obj`` (already JSON-able) as one line of JSON that encodes as UTF-8 whatever the evidence's names hold."""
-    text = json.dumps(obj, ensure_ascii=False)
+    # to_jsonable made a tree of fresh lists and dicts: no cycle to look for (0.07 s of a fleet replay's 35 MB)
+    text = json.dumps(obj, ensure_ascii=False, check_circular=False)
     return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text
 
 

@@ -28,7 +28,17 @@ from ..log.segment import LogSegment
 from ..scan.model import ScanReport
 from ..serialize import dumps, to_jsonable
 from .arrow_columns import bools, column, ints
-from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
+from .schemas import (
+    _PART,
+    BATCH_FIELDS,
+    CONTEXT,
+    SCHEMA_VERSION,
+    SCHEMAS,
+    fit,
+    rows_of_columns,
+    table,
+    table_of_columns,
+)
 
 if TYPE_CHECKING:
     from ..consumers.committed_offsets import CommittedOffsets
@@ -48,7 +58,7 @@ def context_of(report: ScanReport, context: Mapping[str, Any] | None) -> dict[st
 
 
 #: one encoder for every row's JSON text (``dumps``' settings: one line, not ASCII-escaped)
-_JSON = json.JSONEncoder(ensure_ascii=False)
+_JSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)  # a row is a tree: no cycle to look for
 
 
 _PLAIN = frozenset((str, int, float, bool, type(None)))
@@ -89,28 +99,37 @@ def jsonable_row(obj: Any) -> dict[str, Any]:
     return row
 
 
-def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    c = context_of(report, context)
-    rows = []
+def partitions_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
+    """The ``partitions`` table's columns, a partition dir a value (the one definition of its rows: see
+    :func:`partitions_rows`); a fleet's table is built from them without a dict per dir."""
+    ps = report.partitions
+    n = len(ps)
+    recs = [p.recovery for p in ps]
     written: dict[str, str] = {}  # a checkpoint's JSON by its repr: a fleet's dirs repeat a few
-    for p in report.partitions:
-        r = p.recovery
-        rows.append({**c, "log_dir": p.log_dir, "dir_name": p.dir_name, "topic": p.topic, "partition": p.partition,
-                     "suffix": p.suffix, "topic_id": p.topic_id, "log_start_offset": p.log_start_offset,
-                     "log_end_offset": p.log_end_offset, "high_watermark": p.high_watermark,
-                     "recovery_point": p.recovery_point, "cleaner_offset": p.cleaner_offset,
-                     "uncommitted": p.uncommitted, "segment_count": len(p.segments), "batch_count": p.batch_count,
-                     "record_count": p.record_count, "bytes": p.bytes, "epochs_seen": p.epochs_seen,
-                     "producer_ids": p.producer_ids, "open_transactions": len(p.open_transactions),
-                     "last_stable_offset": p.last_stable_offset,
-                     "epoch_cache_written": _written_json(p.epoch_cache_written, written),
-                     "recovers": r.recovers, "recovery_log_end_offset": r.log_end_offset,
-                     "recovery_lost_first_offset": r.lost_first_offset, "recovery_lost_last_offset": r.lost_last_offset,
-                     "recovery_lost_records": r.lost_records,
-                     "recovery_lost_committed_records": r.lost_committed_records,
-                     "recovery": _JSON.encode(jsonable_row(r)), "complete": p.complete,
-                     "tiered": None if p.tiered is None else json.dumps(p.tiered.as_dict())})
-    return rows
+    return {**{k: [v] * n for k, v in context_of(report, context).items()},
+            "log_dir": [p.log_dir for p in ps], "dir_name": [p.dir_name for p in ps],
+            "topic": [p.topic for p in ps], "partition": [p.partition for p in ps], "suffix": [p.suffix for p in ps],
+            "topic_id": [p.topic_id for p in ps], "log_start_offset": [p.log_start_offset for p in ps],
+            "log_end_offset": [p.log_end_offset for p in ps], "high_watermark": [p.high_watermark for p in ps],
+            "recovery_point": [p.recovery_point for p in ps], "cleaner_offset": [p.cleaner_offset for p in ps],
+            "uncommitted": [p.uncommitted for p in ps], "segment_count": [len(p.segments) for p in ps],
+            "batch_count": [p.batch_count for p in ps], "record_count": [p.record_count for p in ps],
+            "bytes": [p.bytes for p in ps], "epochs_seen": [p.epochs_seen for p in ps],
+            "producer_ids": [p.producer_ids for p in ps],
+            "open_transactions": [len(p.open_transactions) for p in ps],
+            "last_stable_offset": [p.last_stable_offset for p in ps],
+            "epoch_cache_written": [_written_json(p.epoch_cache_written, written) for p in ps],
+            "recovers": [r.recovers for r in recs], "recovery_log_end_offset": [r.log_end_offset for r in recs],
+            "recovery_lost_first_offset": [r.lost_first_offset for r in recs],
+            "recovery_lost_last_offset": [r.lost_last_offset for r in recs],
+            "recovery_lost_records": [r.lost_records for r in recs],
+            "recovery_lost_committed_records": [r.lost_committed_records for r in recs],
+            "recovery": [_JSON.encode(jsonable_row(r)) for r in recs], "complete": [p.complete for p in ps],
+            "tiered": [None if p.tiered is None else json.dumps(p.tiered.as_dict()) for p in ps]}
+
+
+def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    return rows_of_columns(partitions_columns(report, context), len(report.partitions))
 
 
 def _written_json(entries: list[tuple[int, int]] | None, seen: dict[str, str]) -> str | None:
@@ -126,7 +145,7 @@ def _written_json(entries: list[tuple[int, int]] | None, seen: dict[str, str]) -
 
 
 def partitions_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table("partitions", partitions_rows(report, context))
+    return table_of_columns("partitions", partitions_columns(report, context), len(report.partitions))
 
 
 def segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -143,18 +162,37 @@ def segments_table(report: ScanReport, context: Mapping[str, Any] | None = None)
     return table("segments", segments_rows(report, context))
 
 
-def epochs_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    c = context_of(report, context)
-    rows = []
+def epochs_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> tuple[dict[str, list[Any]], int]:
+    """The ``epochs`` table's columns (every partition dir's written then rebuilt leader-epoch entries) and its
+    row count: the one definition of its rows (:func:`epochs_rows`)."""
+    topic: list[str] = []
+    partition: list[int] = []
+    dir_name: list[str] = []
+    source: list[str] = []
+    epoch: list[int] = []
+    start: list[int] = []
     for p in report.partitions:
-        for source, entries in (("checkpoint", p.epoch_cache_written or []), ("rebuilt", p.epoch_cache_rebuilt)):
-            rows += [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, "source": source,
-                      "epoch": epoch, "start_offset": start} for epoch, start in entries]
-    return rows
+        for kind, entries in (("checkpoint", p.epoch_cache_written or []), ("rebuilt", p.epoch_cache_rebuilt)):
+            if not entries:
+                continue
+            k = len(entries)
+            topic += [p.topic] * k
+            partition += [p.partition] * k
+            dir_name += [p.dir_name] * k
+            source += [kind] * k
+            epoch += [e for e, _ in entries]
+            start += [o for _, o in entries]
+    n = len(epoch)
+    return {**{k: [v] * n for k, v in context_of(report, context).items()}, "topic": topic, "partition": partition,
+            "dir_name": dir_name, "source": source, "epoch": epoch, "start_offset": start}, n
+
+
+def epochs_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    return rows_of_columns(*epochs_columns(report, context))
 
 
 def epochs_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table("epochs", epochs_rows(report, context))
+    return table_of_columns("epochs", *epochs_columns(report, context))
 
 
 def findings_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:

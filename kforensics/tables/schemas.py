@@ -236,6 +236,20 @@ def table(name: str, rows: list[dict[str, Any]]) -> pa.Table:
                                  for f in schema], schema=schema)
 
 
+def table_of_columns(name: str, columns: dict[str, list[Any]], n: int) -> pa.Table:
+    """:func:`table` of the rows whose columns are ``columns`` (each ``n`` values; a column of the schema not
+    given is null), built without a dict per row."""
+    schema = SCHEMAS[name]
+    return pa.Table.from_arrays([column(fit_column(columns[f.name], f.type), f.type) if f.name in columns
+                                 else pa.nulls(n, f.type) for f in schema], schema=schema)
+
+
+def rows_of_columns(columns: dict[str, list[Any]], n: int) -> list[dict[str, Any]]:
+    """The rows (dicts, keys in ``columns``' order) whose columns are ``columns``, each of ``n`` values."""
+    keys = list(columns)
+    return [dict(zip(keys, values)) for values in zip(*columns.values())] if keys else [{} for _ in range(n)]
+
+
 def markdown() -> str:
     """``docs/tables.md``: every table's columns (a test fails when it is stale)."""
     out = [f"# Output tables (schema version {SCHEMA_VERSION})", "",
