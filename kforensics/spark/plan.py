@@ -30,7 +30,7 @@ from ..log.partition import PartitionLog
 from ..log.sources import ArrowPath, TarArchive, TarPath
 from ..scan.broker import LogDirPlan, finding_key, plan_log_dir
 from ..scan.model import BrokerIdentity, PartitionContext, ScanReport
-from ..tables.scan_tables import REPORT_TABLES
+from ..tables.report_tables import REPORT_TABLES
 from ..tables.schemas import fit
 from . import table_files
 from .files import Context, FileSystem, cluster_context

@@ -38,7 +38,8 @@ from ..replay.not_replayed import left_out
 from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport, unseen_findings
 from ..scan.partition import CoordinatorSource
 from ..tables.replay_tables import PARTITION_COLUMNS
-from ..tables.scan_tables import REPORT_ROWS, write_table
+from ..tables.report_tables import REPORT_ROWS
+from ..tables.scan_tables import write_table
 from ..tables.schemas import fit, fit_rows, fit_values
 from ..tables.schemas import table as table_of
 from ..tiered.evidence import scan_view, tier_scan

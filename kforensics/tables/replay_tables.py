@@ -18,7 +18,7 @@ from ..replay.engine import PartitionReplay
 from ..replay.replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from ..scan.model import BrokerIdentity, ScanReport
 from ..serialize import dumps
-from .scan_tables import findings_table
+from .report_tables import findings_table
 from .schemas import table
 
 #: the ``batches`` columns the Spark replay reads (``dir_name`` tells a live dir's batches from a ``-delete``,

@@ -27,7 +27,8 @@ from kforensics.scan import partition as partition_module
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.serialize import dumps, to_jsonable
 from kforensics.tables import schemas
-from kforensics.tables.scan_tables import ScanParquet, jsonable_row, partitions_rows
+from kforensics.tables.report_tables import jsonable_row, partitions_rows
+from kforensics.tables.scan_tables import ScanParquet
 from tests.conftest import ROOT
 from tests.scan.test_small_partitions import _fleet
 

@@ -89,7 +89,7 @@ def test_each_partition_dir_is_listed_once_and_an_unlisted_one_reported_as_scan_
     import os
 
     from kforensics.scan.broker import scan_log_dirs
-    from kforensics.tables.scan_tables import findings_rows
+    from kforensics.tables.report_tables import findings_rows
 
     dirs = _fleet(tmp_path / "fleet")
     unlistable = dirs[1] / "t2-1"

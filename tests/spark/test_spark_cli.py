@@ -278,7 +278,8 @@ def test_a_failed_replay_is_a_finding_and_the_other_groups_go_on(tmp_path):
     from kforensics.scan.broker import scan_log_dirs
     from kforensics.spark.replay import Shared, replay_groups
     from kforensics.tables.replay_tables import BATCH_COLUMNS, PARTITION_COLUMNS
-    from kforensics.tables.scan_tables import BatchesWriter, partitions_table
+    from kforensics.tables.report_tables import partitions_table
+    from kforensics.tables.scan_tables import BatchesWriter
 
     frames = []
     for b in (1, 2):

@@ -38,7 +38,8 @@ from kforensics.spark.tables import read_pandas
 from kforensics.spark.window import (INLINE_ROWS, SketchSink, Sketch, group_replicas, replica_of_tables, replica_order,
                                      windowed_replica)
 from kforensics.tables.replay_tables import PARTITION_COLUMNS, replica_rows
-from kforensics.tables.scan_tables import BatchesWriter, partitions_table
+from kforensics.tables.report_tables import partitions_table
+from kforensics.tables.scan_tables import BatchesWriter
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
 

@@ -17,7 +17,8 @@ from kforensics.replay.verdicts import Verdict
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.tables.replay_tables import (BATCH_COLUMNS, PARTITION_COLUMNS, replicas_from_frames, verdict_rows,
                                              verdicts_table)
-from kforensics.tables.scan_tables import BatchesWriter, partitions_table
+from kforensics.tables.report_tables import partitions_table
+from kforensics.tables.scan_tables import BatchesWriter
 from tests.conftest import REALDATA, ROOT
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())

@@ -12,7 +12,7 @@ import pytest
 
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.serialize import to_jsonable
-from kforensics.tables.scan_tables import (
+from kforensics.tables.report_tables import (
     epochs_rows,
     epochs_table,
     partitions_columns,

@@ -88,7 +88,7 @@ def test_scan_text_json_and_parquet_carry_the_tiered_facts():
     jsonschema.validate(doc, json.loads((ROOT / "docs" / "schemas" / "scan.schema.json").read_text()))
     (part,) = [p for p in doc["partitions"] if p["topic"] == "orders"]
     assert part["tiered"]["gaps"] == [[10, 19]]
-    from kforensics.tables.scan_tables import partitions_table
+    from kforensics.tables.report_tables import partitions_table
 
     rows = partitions_table(scan_log_dirs([d])).to_pylist()
     (row,) = [r for r in rows if r["topic"] == "orders"]
