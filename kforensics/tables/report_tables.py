@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -21,6 +22,9 @@ from .schemas import rows_of_columns, table, table_of_columns
 
 if TYPE_CHECKING:
     from ..consumers.committed_offsets import CommittedOffsets
+
+#: a chunk size that holds any table whole
+ALL = 1 << 62
 
 
 def context_of(report: ScanReport, context: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -72,6 +76,36 @@ def jsonable_row(obj: Any) -> dict[str, Any]:
     return row
 
 
+def jsonable_columns(objs: list[Any]) -> dict[str, list[Any]]:
+    """:func:`jsonable_row` of each object, as columns (the rows' keys in order, a value per object): a column at
+    a time when the objects are all of one flat dataclass type, else row by row."""
+    names = _public_fields(type(objs[0])) if objs else ()
+    if names is None or any(type(o) is not type(objs[0]) for o in objs):
+        rows = [jsonable_row(o) for o in objs]
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        return {k: [r.get(k) for r in rows] for k in keys}
+    out = {}
+    for n in names:
+        values = [getattr(o, n) for o in objs]
+        out[n] = [v if type(v) in _PLAIN or (type(v) is list and all(type(x) in _PLAIN for x in v)) else to_jsonable(v)
+                  for v in values]
+    return out
+
+
+def _constants(context: dict[str, Any], n: int) -> dict[str, list[Any]]:
+    """The context's columns: each value ``n`` times."""
+    return {k: [v] * n for k, v in context.items()}
+
+
+def _rows(chunks: Iterator[tuple[dict[str, list[Any]], int]]) -> list[dict[str, Any]]:
+    return [row for columns, n in chunks for row in rows_of_columns(columns, n)]
+
+
+def _table(name: str, chunks: Iterator[tuple[dict[str, list[Any]], int]]) -> pa.Table:
+    parts = [table_of_columns(name, columns, n) for columns, n in chunks]
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else table(name, [])
+
+
 def partitions_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
     """The ``partitions`` table's columns, a partition dir a value (the one definition of its rows: see
     :func:`partitions_rows`); a fleet's table is built from them without a dict per dir."""
@@ -79,7 +113,7 @@ def partitions_columns(report: ScanReport, context: Mapping[str, Any] | None = N
     n = len(ps)
     recs = [p.recovery for p in ps]
     written: dict[str, str] = {}  # a checkpoint's JSON by its repr: a fleet's dirs repeat a few
-    return {**{k: [v] * n for k, v in context_of(report, context).items()},
+    return {**_constants(context_of(report, context), n),
             "log_dir": [p.log_dir for p in ps], "dir_name": [p.dir_name for p in ps],
             "topic": [p.topic for p in ps], "partition": [p.partition for p in ps], "suffix": [p.suffix for p in ps],
             "topic_id": [p.topic_id for p in ps], "log_start_offset": [p.log_start_offset for p in ps],
@@ -122,17 +156,23 @@ def partitions_table(report: ScanReport, context: Mapping[str, Any] | None = Non
 
 
 def segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return list(iter_segments_rows(report, context))
+    return _rows(iter_segments_columns(report, context))
 
 
-def iter_segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+def iter_segments_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
+                          ) -> Iterator[tuple[dict[str, list[Any]], int]]:
+    """The ``segments`` table's columns, ``group`` rows at a time (a row per segment of each partition dir: its
+    topic, partition, dir name and facts)."""
     c = context_of(report, context)
-    return ({**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **jsonable_row(s)}
-            for p in report.partitions for s in p.segments)
+    pairs = ((p, s) for p in report.partitions for s in p.segments)
+    while chunk := list(islice(pairs, group)):
+        n = len(chunk)
+        yield {**_constants(c, n), "topic": [p.topic for p, _ in chunk], "partition": [p.partition for p, _ in chunk],
+               "dir_name": [p.dir_name for p, _ in chunk], **jsonable_columns([s for _, s in chunk])}, n
 
 
 def segments_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table("segments", segments_rows(report, context))
+    return _table("segments", iter_segments_columns(report, context))
 
 
 def epochs_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> tuple[dict[str, list[Any]], int]:
@@ -156,7 +196,7 @@ def epochs_columns(report: ScanReport, context: Mapping[str, Any] | None = None)
             epoch += [e for e, _ in entries]
             start += [o for _, o in entries]
     n = len(epoch)
-    return {**{k: [v] * n for k, v in context_of(report, context).items()}, "topic": topic, "partition": partition,
+    return {**_constants(context_of(report, context), n), "topic": topic, "partition": partition,
             "dir_name": dir_name, "source": source, "epoch": epoch, "start_offset": start}, n
 
 
@@ -169,31 +209,41 @@ def epochs_table(report: ScanReport, context: Mapping[str, Any] | None = None) -
 
 
 def findings_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return list(iter_findings_rows(report, context))
+    return _rows(iter_findings_columns(report, context))
 
 
-def iter_findings_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+def iter_findings_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
+                          ) -> Iterator[tuple[dict[str, list[Any]], int]]:
+    """The ``findings`` table's columns, ``group`` rows at a time (every finding of the report, in its order)."""
     c = context_of(report, context)
-    return ({**c, "code": f.code, "severity": str(f.severity), "severity_level": int(f.severity), "file": f.file,
-             "position": f.position, "line": f.line, "message": f.message, "facts": dumps(f.facts)}
-            for f in report.all_findings())
+    found = iter(report.all_findings())
+    while chunk := list(islice(found, group)):
+        n = len(chunk)
+        yield {**_constants(c, n), "code": [f.code for f in chunk], "severity": [str(f.severity) for f in chunk],
+               "severity_level": [int(f.severity) for f in chunk], "file": [f.file for f in chunk],
+               "position": [f.position for f in chunk], "line": [f.line for f in chunk],
+               "message": [f.message for f in chunk], "facts": [dumps(f.facts) for f in chunk]}, n
 
 
 def findings_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table("findings", findings_rows(report, context))
+    return _table("findings", iter_findings_columns(report, context))
 
 
 def files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return list(iter_files_rows(report, context))
+    return _rows(iter_files_columns(report, context))
 
 
-def iter_files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+def iter_files_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
+                       ) -> Iterator[tuple[dict[str, list[Any]], int]]:
+    """The ``files`` table's columns, ``group`` rows at a time (every file the scan read, its record's fields)."""
     c = context_of(report, context)
-    return ({**c, **jsonable_row(f)} for f in report.files)
+    for lo in range(0, len(report.files), group):
+        chunk = report.files[lo:lo + group]
+        yield {**_constants(c, len(chunk)), **jsonable_columns(chunk)}, len(chunk)
 
 
 def files_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table("files", files_rows(report, context))
+    return _table("files", iter_files_columns(report, context))
 
 
 def checkpoints_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -255,9 +305,10 @@ REPORT_TABLES = {
 
 
 #: the report tables with a row per file, segment or finding (an archive of 400 000 members: 400 000 rows), made
-#: and written a row group at a time by ``scan --out``
-STREAMED_ROWS: dict[str, Callable[[ScanReport, Mapping[str, Any] | None], Iterator[dict[str, Any]]]] = {
-    "segments": iter_segments_rows,
-    "findings": iter_findings_rows,
-    "files": iter_files_rows,
+#: and written a row group at a time by ``scan --out``: each gives its columns ``group`` rows at a time
+STREAMED_COLUMNS: dict[str, Callable[[ScanReport, Mapping[str, Any] | None, int],
+                                     Iterator[tuple[dict[str, list[Any]], int]]]] = {
+    "segments": iter_segments_columns,
+    "findings": iter_findings_columns,
+    "files": iter_files_columns,
 }

@@ -10,7 +10,6 @@ grow with the number of batches.
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import queue
 import threading
@@ -27,8 +26,8 @@ from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.model import ScanReport
 from .arrow_columns import bools, column, ints
-from .report_tables import REPORT_TABLES, STREAMED_ROWS, context_of
-from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table
+from .report_tables import REPORT_TABLES, STREAMED_COLUMNS, context_of
+from .schemas import _PART, BATCH_FIELDS, CONTEXT, SCHEMA_VERSION, SCHEMAS, fit, table, table_of_columns
 
 if TYPE_CHECKING:
     from ..consumers.committed_offsets import CommittedOffsets
@@ -40,18 +39,17 @@ ROW_GROUP = 1 << 15
 _RowGroup = tuple[list[tuple[np.ndarray, tuple[Any, ...]]], int]
 
 
-#: report rows per Parquet row group written by :func:`write_rows`
+#: report rows per Parquet row group written by :func:`write_columns`
 REPORT_ROW_GROUP = 1 << 14
 
 
-def write_rows(name: str, rows: Iterable[dict[str, Any]], path: str, *, group: int = REPORT_ROW_GROUP) -> None:
-    """Table ``name`` of ``rows`` written to ``path`` a row group of ``group`` rows at a time (a table of fewer
-    rows is the file :func:`write_table` writes: one row group)."""
-    it = iter(rows)
+def write_columns(name: str, chunks: Iterable[tuple[dict[str, list[Any]], int]], path: str) -> None:
+    """Table ``name`` written to ``path`` a row group per chunk of its columns (no chunk: the file
+    :func:`write_table` writes of no rows)."""
     with pq.ParquetWriter(path, _meta_schema(SCHEMAS[name])) as w:
         first = True
-        while chunk := list(itertools.islice(it, group)):
-            w.write_table(table(name, chunk))
+        for columns, n in chunks:
+            w.write_table(table_of_columns(name, columns, n))
             first = False
         if first:
             w.write_table(table(name, []))
@@ -346,9 +344,9 @@ class ScanParquet:
         tables = {name: later(make) for name, make in REPORT_TABLES.items()}
         for name, make in tables.items():
             tmp = self.out / f".{name}.parquet.tmp"
-            streamed = STREAMED_ROWS.get(name)
+            streamed = STREAMED_COLUMNS.get(name)
             if streamed is not None:
-                write_rows(name, streamed(report, self.context), str(tmp))
+                write_columns(name, streamed(report, self.context, REPORT_ROW_GROUP), str(tmp))
             else:
                 write_table(make(), str(tmp))
             os.replace(tmp, self.out / f"{name}.parquet")

@@ -1,4 +1,4 @@
-"""The report tables built a column at a time (``partitions``, ``epochs``): the same table as their rows give, and
+"""The report tables built a column at a time (all but ``checkpoints`` and ``transactions``): the same table as their rows give, and
 each column the scan's own field of every partition dir (the rows are made from those columns, so a column left
 out or taken from the wrong field is caught here, not by the CLI-Spark parity that shares them)."""
 
@@ -13,12 +13,18 @@ import pytest
 from kforensics.scan.broker import scan_log_dirs
 from kforensics.serialize import to_jsonable
 from kforensics.tables.report_tables import (
+    STREAMED_COLUMNS,
     epochs_rows,
     epochs_table,
+    files_rows,
+    findings_rows,
+    jsonable_columns,
     partitions_columns,
     partitions_rows,
     partitions_table,
+    segments_rows,
 )
+from kforensics.tables.scan_tables import write_columns
 from kforensics.tables.schemas import SCHEMAS, rows_of_columns, table, table_of_columns
 from tests.tables.test_fit_rows import _values
 
@@ -90,3 +96,48 @@ def test_epochs_columns_are_each_dirs_written_then_rebuilt_entries():
         entries += len(want)
     assert entries > 10
     assert isinstance(epochs_table(_scans()[0]), pa.Table)
+
+
+def test_streamed_columns_are_each_segment_file_and_finding():
+    rows = 0
+    for report in _scans():
+        c = {**CONTEXT}
+        want_segments = [{**c, "topic": p.topic, "partition": p.partition, "dir_name": p.dir_name, **to_jsonable(s)}
+                         for p in report.partitions for s in p.segments]
+        want_files = [{**c, **to_jsonable(f)} for f in report.files]
+        want_findings = [{**c, "code": f.code, "severity": f.severity.name.lower(), "severity_level": int(f.severity),
+                          "file": f.file, "position": f.position, "line": f.line, "message": f.message,
+                          "facts": json.dumps(to_jsonable(f.facts), ensure_ascii=False)}
+                         for f in report.all_findings()]
+        assert segments_rows(report, CONTEXT) == want_segments
+        assert files_rows(report, CONTEXT) == want_files
+        assert findings_rows(report, CONTEXT) == want_findings
+        rows += len(want_segments) + len(want_files) + len(want_findings)
+    assert rows > 50
+
+
+@pytest.mark.parametrize("name", sorted(STREAMED_COLUMNS))
+def test_streamed_columns_in_row_groups_are_the_whole_table(name, tmp_path):
+    import pyarrow.parquet as pq
+
+    for report in _scans():
+        whole = table(name, {"segments": segments_rows, "files": files_rows, "findings": findings_rows}[name](
+            report, CONTEXT)).to_pylist()
+        chunks = list(STREAMED_COLUMNS[name](report, CONTEXT, 3))
+        assert [n for _, n in chunks] == [3] * (len(whole) // 3) + ([len(whole) % 3] if len(whole) % 3 else [])
+        write_columns(name, iter(chunks), str(tmp_path / "t.parquet"))
+        f = pq.ParquetFile(tmp_path / "t.parquet")
+        assert f.read().to_pylist() == whole
+        assert f.metadata.num_row_groups == max(1, len(chunks))
+
+
+def test_jsonable_columns_of_mixed_objects_are_their_rows():
+    from kforensics.log.side_files import FileRecord
+    from kforensics.scan.model import SegmentFacts
+
+    objs = [SegmentFacts(0, "a", partial_offsets=(1, 2), magics=[2]), SegmentFacts(5, None)]
+    assert jsonable_columns(objs) == {k: [to_jsonable(o)[k] for o in objs] for k in to_jsonable(objs[0])}
+    mixed = [FileRecord("p", "log", 1, None), SegmentFacts(3, "b")]
+    cols = jsonable_columns(mixed)
+    assert rows_of_columns(cols, 2) == [{k: to_jsonable(o).get(k) for k in cols} for o in mixed]
+    assert jsonable_columns([]) == {}
