@@ -1,10 +1,10 @@
 """The scan report's tables (all but ``batches``): a row per partition dir, segment, leader-epoch entry, finding,
 file read, root checkpoint entry and transaction, the same for ``scan --out`` and the Spark job.
 
-Each table is defined once, as the rows (dicts) the Spark scan tasks gather
-per task or as the columns its table is built from (``partitions``,
-``epochs``: a fleet's ten thousand dirs make no dict each); rows are made from
-those columns, never written twice.
+Each table but ``checkpoints`` and ``transactions`` (a few rows a broker) is
+defined once, as the columns its table is built from: a fleet's ten thousand
+dirs make no dict each.  The rows the Spark scan tasks gather per task are made
+from those columns, never written a second time.
 """
 
 from __future__ import annotations
@@ -41,6 +41,12 @@ _JSON = json.JSONEncoder(ensure_ascii=False, check_circular=False)  # a row is a
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 
+def _plain_list(v: Any) -> bool:
+    """A list of plain values: JSON as it is.  With :data:`_PLAIN`, what :func:`jsonable_row` and
+    :func:`jsonable_columns` take without :func:`~kforensics.serialize.to_jsonable`."""
+    return type(v) is list and all(type(x) in _PLAIN for x in v)
+
+
 _PUBLIC: dict[type, tuple[str, ...] | None] = {}
 
 
@@ -66,13 +72,7 @@ def jsonable_row(obj: Any) -> dict[str, Any]:
     row = {}
     for n in names:
         v = getattr(obj, n)
-        t = type(v)
-        if t is str or t is int or v is None or t is bool or t is float:
-            row[n] = v
-        elif t is list and all(type(x) in _PLAIN for x in v):
-            row[n] = v
-        else:
-            row[n] = to_jsonable(v)
+        row[n] = v if type(v) in _PLAIN or _plain_list(v) else to_jsonable(v)
     return row
 
 
@@ -87,8 +87,7 @@ def jsonable_columns(objs: list[Any]) -> dict[str, list[Any]]:
     out = {}
     for n in names:
         values = [getattr(o, n) for o in objs]
-        out[n] = [v if type(v) in _PLAIN or (type(v) is list and all(type(x) in _PLAIN for x in v)) else to_jsonable(v)
-                  for v in values]
+        out[n] = [v if type(v) in _PLAIN or _plain_list(v) else to_jsonable(v) for v in values]
     return out
 
 
