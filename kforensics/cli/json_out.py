@@ -27,6 +27,8 @@ def dumps(obj: Any) -> str:
     """``obj`` (already JSON-able) as one line of JSON that encodes as UTF-8 whatever the evidence's names hold."""
     # to_jsonable made a tree of fresh lists and dicts: no cycle to look for (0.07 s of a fleet replay's 35 MB)
     text = json.dumps(obj, ensure_ascii=False, check_circular=False)
+    if text.isascii():
+        return text  # no surrogate to look for (the search cost 0.15 s over a fleet replay's 35 MB)
     return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text
 
 
