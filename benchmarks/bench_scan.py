@@ -219,10 +219,28 @@ def small_commands(dirs: list[Path], out: str) -> dict[str, list[list[str]]]:
             "replay": [kf + ["replay", *map(str, dirs), "--format", "json"]]}
 
 
-def timed_with(cmd: list[str], checkout: str | None) -> tuple[float, float, float]:
-    """:func:`timed_process` of ``python cmd`` with ``checkout``'s kforensics first on the path (None: this one)."""
-    env = None
+def compiled_env(checkout: str | None, out_dir: Path) -> dict[str, str]:
+    """The environment of a checkout's timed commands (None: this one): its kforensics first on the path, its
+    bytecode compiled beforehand into a cache under ``out_dir`` (bench_dump's :func:`child_env`).  Without it, where
+    ``PYTHONDONTWRITEBYTECODE`` is set, each command compiled again every module edited since the set-up compiled
+    the tree (tens of ms a process), and a change looked slower than it was."""
+    sys.path.insert(0, str(HERE))
+    from bench_dump import child_env
+
+    env = child_env(out_dir)
     if checkout:
+        env["PYTHONPATH"] = checkout
+    package = Path(checkout or HERE.parent) / "kforensics"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    return env
+
+
+def timed_with(cmd: list[str], checkout: str | None, env: dict[str, str] | None = None
+               ) -> tuple[float, float, float]:
+    """:func:`timed_process` of ``python cmd`` with ``checkout``'s kforensics first on the path (None: this one)
+    and the environment ``env`` (:func:`compiled_env`; None: this process's)."""
+    if checkout and env is None:
         env = {**os.environ, "PYTHONPATH": checkout}
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
@@ -248,13 +266,14 @@ def run_small(args) -> None:
     dirs = build(root, f"small{args.partitions}", 3, args.partitions, 10, topics=100)
     warm(f for d in dirs for f in d.rglob("*") if f.is_file())
     sides = {"this checkout": None, **({f"against {args.against}": args.against} if args.against else {})}
+    envs = {side: compiled_env(checkout, Path(args.out_dir)) for side, checkout in sides.items()}
     figures: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
     loads = []
     for run in range(args.runs):
         for side, checkout in sides.items():
             with tempfile.TemporaryDirectory(prefix="kfbench-small-") as out:
                 for name, cmds in small_commands(dirs, out).items():
-                    got = [timed_with(c, checkout) for c in cmds]
+                    got = [timed_with(c, checkout, envs[side]) for c in cmds]
                     figures.setdefault((side, name), []).append(
                         (sum(g[0] for g in got), max(g[1] for g in got), sum(g[2] for g in got)))
         loads.append(os.getloadavg()[0])
