@@ -40,11 +40,13 @@ class Items:
 
 
 def document(command: str, result: Any, streamed: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The command's document: its schema version, the tool, then ``result``'s fields; those named in ``streamed``
-    are left as :class:`Items` for :func:`write_streamed` (a fleet's partitions: never all JSON-able at once)."""
+    """The command's document: its schema version, the tool, then ``result``'s fields (or its ``__json__``); those
+    named in ``streamed`` are left as :class:`Items` for :func:`write_streamed` (a fleet's partitions: never all
+    JSON-able at once)."""
     if streamed:
-        doc = {n: Items(getattr(result, n)) if n in streamed else to_jsonable(getattr(result, n))
-               for n in public_fields(result)}
+        own = getattr(result, "__json__", None)
+        fields = own() if own is not None else {n: getattr(result, n) for n in public_fields(result)}
+        doc = {n: Items(v) if n in streamed else to_jsonable(v) for n, v in fields.items()}
     else:
         doc = to_jsonable(result)
     return {"schema_version": SCHEMA_VERSIONS[command], "tool": {"name": "kforensics", "version": __version__},

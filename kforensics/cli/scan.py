@@ -107,12 +107,17 @@ def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Sev
         report.add_findings(committed.findings)
         parquet.finish(report, committed)
     if fmt == "json":
-        from .json_out import write_document
+        from .json_out import document, write_streamed
 
-        write_document("scan", report)
+        # a list at a time: a fleet's scan is tens of MB of JSON, never held whole (as text or as values)
+        write_streamed(document("scan", report, _SCAN_LISTS), sys.stdout)
     else:
         render_scan_text(report, sys.stdout, min_severity=min_severity, topics=set(topics), verbose=verbose)
     sys.exit(exit_for(report.all_findings(), threshold))
+
+
+#: the lists of the scan's JSON document written an item at a time (:func:`.json_out.write_streamed`)
+_SCAN_LISTS = ("partitions", "findings", "files", "checkpoints")
 
 
 def _check_topics(dirs: list[Any], topics: tuple[str, ...]) -> None:
