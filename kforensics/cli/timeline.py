@@ -146,12 +146,13 @@ def timeline(paths: tuple[str, ...], fmt: str, topic: str | None, partition: int
     if partition is not None and not chosen:
         raise click.BadParameter(f"no partition {partition} in the metadata log", param_hint="--partition")
     if fmt == "json":
-        from .json_out import document, dumps
+        from .json_out import Items, document, write_streamed
 
-        doc = document("timeline", tl)
+        # a partition at a time: a large cluster's metadata log gives one entry list per partition
+        doc = document("timeline", tl, ("partitions",))
         keep = {k for k, _ in chosen}
-        doc["partitions"] = [p for p in doc["partitions"] if (p["topic"], p["partition"]) in keep]
-        click.echo(dumps(doc))
+        doc["partitions"] = Items(p for p in doc["partitions"].items if (p["topic"], p["partition"]) in keep)
+        write_streamed(doc, sys.stdout)
     else:
         click.echo(answer_line(chosen, tl))
         for line in quorum_lines(tl):

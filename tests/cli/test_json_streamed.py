@@ -109,3 +109,39 @@ def test_scan_json_of_a_fleet_is_not_held_whole(tmp_path, monkeypatch):
     text = _cli_scan_peak(monkeypatch, log_dir, "text")
     as_json = _cli_scan_peak(monkeypatch, log_dir, "json")
     assert as_json < text + 2_000_000, (as_json, text)
+
+
+def _timeline_inputs(real: bool) -> list:
+    if not real:
+        return sorted((ROOT / "fixtures" / "scenarios").glob("*/controller"))
+    from tests.conftest import REALDATA, need_shared
+
+    logs = [p for p in need_shared(REALDATA).rglob("__cluster_metadata-0") if p.is_dir()]
+    # the four smallest metadata logs (seconds, not tens of them; they hold several topics)
+    return sorted(p.parent for p in sorted(logs, key=lambda p: sum(f.stat().st_size for f in p.iterdir()))[:4])
+
+
+@pytest.mark.parametrize("real", [False, True], ids=["scenarios", "realdata"])
+def test_timeline_json_is_the_whole_documents_bytes(real):
+    """``timeline --format json`` writes its partitions one at a time: the bytes of the whole document, and with
+    ``--topic`` those of the whole document's partitions of that topic only."""
+    from click.testing import CliRunner
+
+    from kforensics.cli.timeline import timeline
+    from kforensics.kraft.timeline import build_timeline
+    from kforensics.log.sources import resolve
+
+    dirs = _timeline_inputs(real)
+    assert dirs
+    filtered = 0
+    for d in dirs:
+        tl = build_timeline([resolve(str(d))])
+        whole = document("timeline", tl)
+        topics = sorted({p["topic"] for p in whole["partitions"]})
+        for topic in [None, *topics[:1]]:
+            want = dict(whole, partitions=[p for p in whole["partitions"] if topic in (None, p["topic"])])
+            got = CliRunner().invoke(timeline, [str(d), "--format", "json", *(["--topic", topic] if topic else [])])
+            assert got.exit_code == 0, got.output
+            assert got.output == dumps(want) + "\n"
+            filtered += topic is not None and len(topics) > 1
+    assert filtered or not real  # the real metadata logs hold several topics: the filter is exercised
