@@ -1,4 +1,4 @@
-"""``replay --format json`` and ``scan --format json`` write their documents a list item at a time (#26: on 3 x 10 000
+"""``replay``, ``scan`` and ``timeline --format json`` write their documents a list item at a time (#26: on 3 x 10 000
 partitions the whole document's values and its 35 MB text were held at once, and replay peaked at 331 MB; a broker's
 scan of 10 000 small dirs held 27 MB of text and peaked at 181 MB against 120 MB for its text output); the bytes are
 those of the document written whole."""
