@@ -10,15 +10,16 @@ from those columns, never written a second time.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from ..scan.model import ScanReport
 from ..serialize import dumps, to_jsonable
-from .schemas import rows_of_columns, table, table_of_columns
+from .schemas import table, table_of_columns
 
 if TYPE_CHECKING:
     from ..consumers.committed_offsets import CommittedOffsets
@@ -76,66 +77,117 @@ def jsonable_row(obj: Any) -> dict[str, Any]:
     return row
 
 
-def jsonable_columns(objs: list[Any]) -> dict[str, list[Any]]:
-    """:func:`jsonable_row` of each object, as columns (the rows' keys in order, a value per object): a column at
-    a time when the objects are all of one flat dataclass type, else row by row."""
-    names = _public_fields(type(objs[0])) if objs else ()
-    if names is None or any(type(o) is not type(objs[0]) for o in objs):
+#: a run of a table's rows: the names of its columns (the context's left out) and a tuple of values per row
+Chunk = tuple[tuple[str, ...], list[tuple[Any, ...]]]
+
+
+def jsonable_values(objs: list[Any]) -> Chunk:
+    """:func:`jsonable_row` of each object as a :data:`Chunk`: a tuple per object when they are all of one flat
+    dataclass type (the fields in order), else the union of their rows' keys (None where a row has no such key)."""
+    if not objs:
+        return (), []
+    t = type(objs[0])
+    names = _public_fields(t)
+    if names is None or (len(objs) > 1 and any(type(o) is not t for o in objs)):
         rows = [jsonable_row(o) for o in objs]
-        keys = list(dict.fromkeys(k for r in rows for k in r))
-        return {k: [r.get(k) for r in rows] for k in keys}
-    out = {}
-    for n in names:
-        values = [getattr(o, n) for o in objs]
-        out[n] = [v if type(v) in _PLAIN or _plain_list(v) else to_jsonable(v) for v in values]
+        keys = tuple(dict.fromkeys(k for r in rows for k in r))
+        return keys, [tuple(r.get(k) for k in keys) for r in rows]
+    get = _GETTERS.get(t)
+    if get is None:
+        get = _GETTERS[t] = attrgetter(*names) if len(names) > 1 else (lambda o: (getattr(o, names[0]),))
+    return names, [tuple([v if type(v) in _PLAIN or _plain_list(v) else to_jsonable(v) for v in get(o)])
+                   for o in objs]
+
+
+#: per flat dataclass type, a getter of its public fields' values in order (a tuple)
+_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def jsonable_columns(objs: list[Any]) -> dict[str, list[Any]]:
+    """:func:`jsonable_row` of each object, as columns (the rows' keys in order, a value per object)."""
+    names, values = jsonable_values(objs)
+    return _columns({}, names, values)
+
+
+def _columns(context: dict[str, Any], names: tuple[str, ...], values: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    """A chunk's columns: the context's (each value once a row), then its own (a later name wins, as in a row)."""
+    n = len(values)
+    out = {k: [v] * n for k, v in context.items()}
+    out.update(zip(names, map(list, zip(*values))) if n else ((k, []) for k in names))
     return out
 
 
-def _constants(context: dict[str, Any], n: int) -> dict[str, list[Any]]:
-    """The context's columns: each value ``n`` times."""
-    return {k: [v] * n for k, v in context.items()}
+def _rows(context: dict[str, Any], chunks: Iterable[Chunk]) -> list[dict[str, Any]]:
+    """The rows of the chunks: the context's keys first, then each chunk's (a later name wins, as in a dict)."""
+    head = tuple(context.values())
+    out: list[dict[str, Any]] = []
+    for names, values in chunks:
+        keys = (*context, *names)
+        out += [dict(zip(keys, head + v)) for v in values]
+    return out
 
 
-def _rows(chunks: Iterator[tuple[dict[str, list[Any]], int]]) -> list[dict[str, Any]]:
-    return [row for columns, n in chunks for row in rows_of_columns(columns, n)]
-
-
-def _table(name: str, chunks: Iterator[tuple[dict[str, list[Any]], int]]) -> pa.Table:
-    parts = [table_of_columns(name, columns, n) for columns, n in chunks]
+def _table(name: str, context: dict[str, Any], chunks: Iterable[Chunk]) -> pa.Table:
+    parts = [table_of_columns(name, _columns(context, names, values), len(values)) for names, values in chunks]
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else table(name, [])
 
 
-def partitions_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
-    """The ``partitions`` table's columns, a partition dir a value (the one definition of its rows: see
-    :func:`partitions_rows`); a fleet's table is built from them without a dict per dir."""
-    ps = report.partitions
-    n = len(ps)
-    recs = [p.recovery for p in ps]
+def _in_groups(items: Iterable[Any], group: int) -> Iterator[list[Any]]:
+    """``items`` in lists of ``group`` (the last one shorter; none when there is no item)."""
+    if group >= ALL:
+        whole = list(items)  # a Spark task's partition dir: one list, no slicing
+        if whole:
+            yield whole
+        return
+    it = iter(items)
+    while chunk := list(islice(it, group)):
+        yield chunk
+
+
+def _streamed(make: Callable[[ScanReport, int], Iterator[Chunk]]
+              ) -> Callable[[ScanReport, Mapping[str, Any] | None, int], Iterator[tuple[dict[str, list[Any]], int]]]:
+    """A streamed table's columns ``group`` rows at a time, with the context's."""
+    def columns(report: ScanReport, context: Mapping[str, Any] | None, group: int
+                ) -> Iterator[tuple[dict[str, list[Any]], int]]:
+        c = context_of(report, context)
+        return ((_columns(c, names, values), len(values)) for names, values in make(report, group))
+    return columns
+
+
+#: the ``partitions`` table's columns but the context's, in the order :func:`_partition_values` gives them
+PARTITION_NAMES = (
+    "log_dir", "dir_name", "topic", "partition", "suffix", "topic_id", "log_start_offset", "log_end_offset",
+    "high_watermark", "recovery_point", "cleaner_offset", "uncommitted", "segment_count", "batch_count",
+    "record_count", "bytes", "epochs_seen", "producer_ids", "open_transactions", "last_stable_offset",
+    "epoch_cache_written", "recovers", "recovery_log_end_offset", "recovery_lost_first_offset",
+    "recovery_lost_last_offset", "recovery_lost_records", "recovery_lost_committed_records", "recovery", "complete",
+    "tiered")
+
+
+def _partition_values(p: Any, written: dict[str, str]) -> tuple[Any, ...]:
+    """A partition dir's row of the ``partitions`` table (:data:`PARTITION_NAMES`): the one definition of it."""
+    r = p.recovery
+    return (p.log_dir, p.dir_name, p.topic, p.partition, p.suffix, p.topic_id, p.log_start_offset, p.log_end_offset,
+            p.high_watermark, p.recovery_point, p.cleaner_offset, p.uncommitted, len(p.segments), p.batch_count,
+            p.record_count, p.bytes, p.epochs_seen, p.producer_ids, len(p.open_transactions), p.last_stable_offset,
+            _written_json(p.epoch_cache_written, written), r.recovers, r.log_end_offset, r.lost_first_offset,
+            r.lost_last_offset, r.lost_records, r.lost_committed_records, _JSON.encode(jsonable_row(r)), p.complete,
+            None if p.tiered is None else json.dumps(p.tiered.as_dict()))
+
+
+def _partitions(report: ScanReport) -> Chunk:
     written: dict[str, str] = {}  # a checkpoint's JSON by its repr: a fleet's dirs repeat a few
-    return {**_constants(context_of(report, context), n),
-            "log_dir": [p.log_dir for p in ps], "dir_name": [p.dir_name for p in ps],
-            "topic": [p.topic for p in ps], "partition": [p.partition for p in ps], "suffix": [p.suffix for p in ps],
-            "topic_id": [p.topic_id for p in ps], "log_start_offset": [p.log_start_offset for p in ps],
-            "log_end_offset": [p.log_end_offset for p in ps], "high_watermark": [p.high_watermark for p in ps],
-            "recovery_point": [p.recovery_point for p in ps], "cleaner_offset": [p.cleaner_offset for p in ps],
-            "uncommitted": [p.uncommitted for p in ps], "segment_count": [len(p.segments) for p in ps],
-            "batch_count": [p.batch_count for p in ps], "record_count": [p.record_count for p in ps],
-            "bytes": [p.bytes for p in ps], "epochs_seen": [p.epochs_seen for p in ps],
-            "producer_ids": [p.producer_ids for p in ps],
-            "open_transactions": [len(p.open_transactions) for p in ps],
-            "last_stable_offset": [p.last_stable_offset for p in ps],
-            "epoch_cache_written": [_written_json(p.epoch_cache_written, written) for p in ps],
-            "recovers": [r.recovers for r in recs], "recovery_log_end_offset": [r.log_end_offset for r in recs],
-            "recovery_lost_first_offset": [r.lost_first_offset for r in recs],
-            "recovery_lost_last_offset": [r.lost_last_offset for r in recs],
-            "recovery_lost_records": [r.lost_records for r in recs],
-            "recovery_lost_committed_records": [r.lost_committed_records for r in recs],
-            "recovery": [_JSON.encode(jsonable_row(r)) for r in recs], "complete": [p.complete for p in ps],
-            "tiered": [None if p.tiered is None else json.dumps(p.tiered.as_dict()) for p in ps]}
+    return PARTITION_NAMES, [_partition_values(p, written) for p in report.partitions]
+
+
+def partitions_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> dict[str, list[Any]]:
+    """The ``partitions`` table's columns, a partition dir a value; a fleet's table is built from them without a
+    dict per dir."""
+    return _columns(context_of(report, context), *_partitions(report))
 
 
 def partitions_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return rows_of_columns(partitions_columns(report, context), len(report.partitions))
+    return _rows(context_of(report, context), [_partitions(report)])
 
 
 def _written_json(entries: list[tuple[int, int]] | None, seen: dict[str, str]) -> str | None:
@@ -154,95 +206,71 @@ def partitions_table(report: ScanReport, context: Mapping[str, Any] | None = Non
     return table_of_columns("partitions", partitions_columns(report, context), len(report.partitions))
 
 
+def _segments(report: ScanReport, group: int = ALL) -> Iterator[Chunk]:
+    """A row per segment of each partition dir: its topic, partition, dir name and facts."""
+    for chunk in _in_groups(((p, s) for p in report.partitions for s in p.segments), group):
+        names, values = jsonable_values([s for _, s in chunk])
+        yield ("topic", "partition", "dir_name", *names), [(p.topic, p.partition, p.dir_name, *v)
+                                                           for (p, _), v in zip(chunk, values)]
+
+
 def segments_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return _rows(iter_segments_columns(report, context))
-
-
-def iter_segments_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
-                          ) -> Iterator[tuple[dict[str, list[Any]], int]]:
-    """The ``segments`` table's columns, ``group`` rows at a time (a row per segment of each partition dir: its
-    topic, partition, dir name and facts)."""
-    c = context_of(report, context)
-    pairs = ((p, s) for p in report.partitions for s in p.segments)
-    while chunk := list(islice(pairs, group)):
-        n = len(chunk)
-        yield {**_constants(c, n), "topic": [p.topic for p, _ in chunk], "partition": [p.partition for p, _ in chunk],
-               "dir_name": [p.dir_name for p, _ in chunk], **jsonable_columns([s for _, s in chunk])}, n
+    return _rows(context_of(report, context), _segments(report))
 
 
 def segments_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return _table("segments", iter_segments_columns(report, context))
+    return _table("segments", context_of(report, context), _segments(report))
 
 
-def epochs_columns(report: ScanReport, context: Mapping[str, Any] | None = None) -> tuple[dict[str, list[Any]], int]:
-    """The ``epochs`` table's columns (every partition dir's written then rebuilt leader-epoch entries) and its
-    row count: the one definition of its rows (:func:`epochs_rows`)."""
-    topic: list[str] = []
-    partition: list[int] = []
-    dir_name: list[str] = []
-    source: list[str] = []
-    epoch: list[int] = []
-    start: list[int] = []
-    for p in report.partitions:
-        for kind, entries in (("checkpoint", p.epoch_cache_written or []), ("rebuilt", p.epoch_cache_rebuilt)):
-            if not entries:
-                continue
-            k = len(entries)
-            topic += [p.topic] * k
-            partition += [p.partition] * k
-            dir_name += [p.dir_name] * k
-            source += [kind] * k
-            epoch += [e for e, _ in entries]
-            start += [o for _, o in entries]
-    n = len(epoch)
-    return {**_constants(context_of(report, context), n), "topic": topic, "partition": partition,
-            "dir_name": dir_name, "source": source, "epoch": epoch, "start_offset": start}, n
+_EPOCH_NAMES = ("topic", "partition", "dir_name", "source", "epoch", "start_offset")
+
+
+def _epochs(report: ScanReport) -> Chunk:
+    """Every partition dir's written, then rebuilt, leader-epoch entries."""
+    return _EPOCH_NAMES, [(p.topic, p.partition, p.dir_name, kind, e, o) for p in report.partitions
+                          for kind, entries in (("checkpoint", p.epoch_cache_written or []),
+                                                ("rebuilt", p.epoch_cache_rebuilt))
+                          for e, o in entries]
 
 
 def epochs_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return rows_of_columns(*epochs_columns(report, context))
+    return _rows(context_of(report, context), [_epochs(report)])
 
 
 def epochs_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return table_of_columns("epochs", *epochs_columns(report, context))
+    return _table("epochs", context_of(report, context), [_epochs(report)])
+
+
+_FINDING_NAMES = ("code", "severity", "severity_level", "file", "position", "line", "message", "facts")
+
+
+def _findings(report: ScanReport, group: int = ALL) -> Iterator[Chunk]:
+    """Every finding of the report, in its order."""
+    for chunk in _in_groups(report.all_findings(), group):
+        yield _FINDING_NAMES, [(f.code, str(f.severity), int(f.severity), f.file, f.position, f.line, f.message,
+                                dumps(f.facts)) for f in chunk]
 
 
 def findings_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return _rows(iter_findings_columns(report, context))
-
-
-def iter_findings_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
-                          ) -> Iterator[tuple[dict[str, list[Any]], int]]:
-    """The ``findings`` table's columns, ``group`` rows at a time (every finding of the report, in its order)."""
-    c = context_of(report, context)
-    found = iter(report.all_findings())
-    while chunk := list(islice(found, group)):
-        n = len(chunk)
-        yield {**_constants(c, n), "code": [f.code for f in chunk], "severity": [str(f.severity) for f in chunk],
-               "severity_level": [int(f.severity) for f in chunk], "file": [f.file for f in chunk],
-               "position": [f.position for f in chunk], "line": [f.line for f in chunk],
-               "message": [f.message for f in chunk], "facts": [dumps(f.facts) for f in chunk]}, n
+    return _rows(context_of(report, context), _findings(report))
 
 
 def findings_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return _table("findings", iter_findings_columns(report, context))
+    return _table("findings", context_of(report, context), _findings(report))
+
+
+def _files(report: ScanReport, group: int = ALL) -> Iterator[Chunk]:
+    """Every file the scan read: its record's fields."""
+    for lo in range(0, len(report.files), group):
+        yield jsonable_values(report.files[lo:lo + group])
 
 
 def files_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    return _rows(iter_files_columns(report, context))
-
-
-def iter_files_columns(report: ScanReport, context: Mapping[str, Any] | None = None, group: int = ALL
-                       ) -> Iterator[tuple[dict[str, list[Any]], int]]:
-    """The ``files`` table's columns, ``group`` rows at a time (every file the scan read, its record's fields)."""
-    c = context_of(report, context)
-    for lo in range(0, len(report.files), group):
-        chunk = report.files[lo:lo + group]
-        yield {**_constants(c, len(chunk)), **jsonable_columns(chunk)}, len(chunk)
+    return _rows(context_of(report, context), _files(report))
 
 
 def files_table(report: ScanReport, context: Mapping[str, Any] | None = None) -> pa.Table:
-    return _table("files", iter_files_columns(report, context))
+    return _table("files", context_of(report, context), _files(report))
 
 
 def checkpoints_rows(report: ScanReport, context: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -307,7 +335,7 @@ REPORT_TABLES = {
 #: and written a row group at a time by ``scan --out``: each gives its columns ``group`` rows at a time
 STREAMED_COLUMNS: dict[str, Callable[[ScanReport, Mapping[str, Any] | None, int],
                                      Iterator[tuple[dict[str, list[Any]], int]]]] = {
-    "segments": iter_segments_columns,
-    "findings": iter_findings_columns,
-    "files": iter_files_columns,
+    "segments": _streamed(_segments),
+    "findings": _streamed(_findings),
+    "files": _streamed(_files),
 }

@@ -244,12 +244,6 @@ def table_of_columns(name: str, columns: dict[str, list[Any]], n: int) -> pa.Tab
                                  else pa.nulls(n, f.type) for f in schema], schema=schema)
 
 
-def rows_of_columns(columns: dict[str, list[Any]], n: int) -> list[dict[str, Any]]:
-    """The rows (dicts, keys in ``columns``' order) whose columns are ``columns``, each of ``n`` values."""
-    keys = list(columns)
-    return [dict(zip(keys, values)) for values in zip(*columns.values())] if keys else [{} for _ in range(n)]
-
-
 def markdown() -> str:
     """``docs/tables.md``: every table's columns (a test fails when it is stale)."""
     out = [f"# Output tables (schema version {SCHEMA_VERSION})", "",

@@ -25,11 +25,16 @@ from kforensics.tables.report_tables import (
     segments_rows,
 )
 from kforensics.tables.scan_tables import write_columns
-from kforensics.tables.schemas import SCHEMAS, rows_of_columns, table, table_of_columns
+from kforensics.tables.schemas import SCHEMAS, table, table_of_columns
 from tests.tables.test_fit_rows import _values
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "brokers"
 CONTEXT = {"snapshot_id": "s-1", "snapshot_time": 5, "cluster": "c", "broker_id": 7}
+
+
+def rows_of_columns(columns: dict, n: int) -> list[dict]:
+    """The rows whose columns are ``columns`` (each of ``n`` values)."""
+    return [{k: v[i] for k, v in columns.items()} for i in range(n)]
 
 
 @pytest.mark.parametrize("n", [0, 1, 6])
@@ -39,9 +44,7 @@ def test_a_table_of_columns_is_the_table_of_its_rows(name, n):
     # odd values in every column but a few left out (null in both)
     columns = {f.name: [_values(f.type)[(i + j) % len(_values(f.type))] for i in range(n)]
                for j, f in enumerate(fields) if j % 4}
-    rows = rows_of_columns(columns, n)
-    assert len(rows) == n and all(list(r) == list(columns) for r in rows)
-    assert table_of_columns(name, columns, n).equals(table(name, rows))
+    assert table_of_columns(name, columns, n).equals(table(name, rows_of_columns(columns, n)))
 
 
 def _scans() -> list:
