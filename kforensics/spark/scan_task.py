@@ -38,10 +38,9 @@ from ..replay.not_replayed import left_out
 from ..scan.model import BrokerIdentity, PartitionContext, PartitionScan, ScanReport, unseen_findings
 from ..scan.partition import CoordinatorSource
 from ..tables.replay_tables import PARTITION_COLUMNS
-from ..tables.report_tables import REPORT_ROWS
+from ..tables.report_tables import Run, report_runs, run_rows, runs_table
 from ..tables.scan_tables import write_table
 from ..tables.schemas import fit, fit_rows, fit_values
-from ..tables.schemas import table as table_of
 from ..tiered.evidence import scan_view, tier_scan
 from . import files, table_files
 from .batch_files import DirBatches, TaskBatches
@@ -95,13 +94,16 @@ def snapshot_coordinator(snapshot_id: str, info: SnapshotInfo) -> CoordinatorSou
     return _COORDINATORS[key]
 
 
-def report_rows(report: ScanReport, context: Context) -> dict[str, list[dict]]:
-    """The rows of the report tables ``scan --out`` writes (all but ``batches``), as made: each table fits its
-    rows when it is built, once per task (fitting a dir's rows at a time cost more than scanning a small dir).  The
-    ``findings`` rows come fitted already: their keys and counts are read per dir."""
-    rows = {name: make(report, context) for name, make in REPORT_ROWS.items()}
-    rows["findings"] = fit_rows("findings", rows["findings"])
-    return rows
+def report_rows(report: ScanReport, context: Context) -> dict[str, list[Run]]:
+    """The rows of the report tables ``scan --out`` writes (all but ``batches``), as runs of tuples
+    (:func:`~kforensics.tables.report_tables.report_runs`): each table fits its rows when it is built, once per
+    task (fitting a dir's rows at a time cost more than scanning a small dir)."""
+    return report_runs(report, context)
+
+
+def finding_rows(rows: dict[str, list[Run]]) -> list[dict]:
+    """A dir's ``findings`` rows as the table holds them (their keys and counts are read per dir)."""
+    return fit_rows("findings", run_rows(rows["findings"]))
 
 
 def severities(rows: list[dict]) -> str | None:
@@ -143,25 +145,34 @@ class Gathered:
     meanwhile.  Building a table per partition dir would cost more than scanning a small one."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[dict]] = {}
+        self.runs: dict[str, list[Run]] = {}  # per table, its rows in order (a run per change of columns)
+        self.held: dict[str, int] = {}
         self.tables: dict[str, list[pa.Table]] = {}
 
-    def add(self, rows: dict[str, list[dict]]) -> None:
-        for name, rs in rows.items():
-            if rs:
-                held = self.rows.setdefault(name, [])
-                held += rs
-                if len(held) >= GATHER_ROWS:
-                    self.tables.setdefault(name, []).append(table_of(name, held))
-                    self.rows[name] = []
+    def add(self, rows: dict[str, list[Run]]) -> None:
+        for name, runs in rows.items():
+            held = self.runs.setdefault(name, [])
+            for keys, values in runs:
+                if not values:
+                    continue
+                if held and held[-1][0] == keys:
+                    held[-1][1].extend(values)
+                else:
+                    held.append((keys, list(values)))
+                self.held[name] = self.held.get(name, 0) + len(values)
+            if self.held.get(name, 0) >= GATHER_ROWS:
+                self._table(name)
+
+    def _table(self, name: str) -> None:
+        self.tables.setdefault(name, []).append(runs_table(name, self.runs.pop(name)))
+        self.held[name] = 0
 
     def write(self, staging_path: str, part: str, filesystem: FileSystem = None) -> None:
-        for name, rs in self.rows.items():
-            if rs:
-                self.tables.setdefault(name, []).append(table_of(name, rs))
+        for name in [n for n, runs in self.runs.items() if runs]:
+            self._table(name)
         for name, ts in self.tables.items():
             table_files.write(name, pa.concat_tables(ts) if len(ts) > 1 else ts[0], staging_path, part, filesystem)
-        self.rows, self.tables = {}, {}
+        self.runs, self.held, self.tables = {}, {}, {}
 
 
 @dataclass
@@ -181,21 +192,21 @@ class TaskOutput:
             files.mkdirs(self.filesystem, path)
             self.made.add(path)
 
-    def keep(self, rows: dict[str, list[dict]], part: str, pending: bool = False) -> None:
+    def keep(self, rows: dict[str, list[Run]], part: str, pending: bool = False) -> None:
         """A dir's report rows: gathered for the task's files, or written now; those whose topic the broker checks
         may correct (``pending``) kept apart under :data:`PENDING`."""
         if pending:
             for name in NAMED_TABLES:
-                rs = rows.pop(name)
-                if rs:
+                runs = rows.pop(name)
+                if any(values for _, values in runs):
                     d = f"{self.staging_path}/{PENDING}/{name}"
                     self.mkdirs(d)
-                    write_table(table_of(name, rs), f"{d}/{part}.parquet", self.filesystem)
+                    write_table(runs_table(name, runs), f"{d}/{part}.parquet", self.filesystem)
         if self.gathered is not None:
             self.gathered.add(rows)
         else:
-            for name, rs in rows.items():
-                table_files.write(name, table_of(name, rs), self.staging_path, part, self.filesystem)
+            for name, runs in rows.items():
+                table_files.write(name, runs_table(name, runs), self.staging_path, part, self.filesystem)
 
 
 def _context(t: TaskRow) -> Context:
@@ -276,19 +287,21 @@ def _scan_dir(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
     report = ScanReport(BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"]), [scan],
                         unseen_findings(scan.findings, extra), scan.files)
     rows = report_rows(report, context)
-    keys = finding_keys([SimpleNamespace(**r) for r in rows["findings"]])
+    found = finding_rows(rows)
+    keys = finding_keys([SimpleNamespace(**r) for r in found])
+    partition_rows = run_rows(rows["partitions"])
     sketch = None
     if pdir.name.suffix is None and pdir.topic != METADATA_TOPIC:
-        made = make_sketch(rows["partitions"][0], sink, scan, held, out.filesystem)
+        made = make_sketch(partition_rows[0], sink, scan, held, out.filesystem)
         made.reported = frozenset(keys)
         made.tier = scan_view(scan)
         sketch = pickle.dumps(made, protocol=pickle.HIGHEST_PROTOCOL)
     check = None
     if info.get("checks"):
-        picked = [fit_values("partitions", r, CHECK_COLUMNS) for r in rows["partitions"]]
+        picked = [fit_values("partitions", r, CHECK_COLUMNS) for r in partition_rows]
         check = pickle.dumps((picked, keys), protocol=pickle.HIGHEST_PROTOCOL)
     skipped = left_out(-1 if context["broker_id"] is None else context["broker_id"], scan)
-    counts = severities(rows["findings"])
+    counts = severities(found)
     out.keep(rows, t.part, pdir.name.suffix in ("delete", "stray"))
     return (t.snapshot_id, t.dir_name, "ok", None, scan.batch_count, scan.bytes, payload, context["cluster"],
             fit(pdir.topic, pa.string()), pdir.partition, sketch, counts, check,
@@ -329,7 +342,7 @@ def scan_task(t: TaskRow, info: SnapshotInfo, out: TaskOutput, kafka_version: Ka
                     traceback=traceback.format_exc()[-2000:])
         broker = BrokerIdentity(node_id=context["broker_id"], cluster_id=context["cluster"])
         rows = report_rows(ScanReport(broker, [], [f], []), context)
-        counts = severities(rows["findings"])
+        counts = severities(finding_rows(rows))
         out.keep(rows, t.part)
         return (t.snapshot_id, t.dir_name, "failed", err, 0, 0, None, context["cluster"], None, None, None,
                 counts, None, None)

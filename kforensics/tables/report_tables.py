@@ -319,6 +319,46 @@ REPORT_ROWS = {
     "transactions": transactions_rows,
 }
 
+#: a run of a table's rows as a Spark scan task gathers them: every column's name (the context's first) and a tuple
+#: of values per row
+Run = tuple[tuple[str, ...], list[tuple[Any, ...]]]
+
+#: the report tables defined as row tuples (:data:`Chunk`), all of a report's rows at once
+_CHUNKS: dict[str, Callable[[ScanReport], Iterable[Chunk]]] = {
+    "partitions": lambda r: [_partitions(r)],
+    "segments": _segments,
+    "epochs": lambda r: [_epochs(r)],
+    "findings": _findings,
+    "files": _files,
+}
+
+
+def report_runs(report: ScanReport, context: Mapping[str, Any] | None = None) -> dict[str, list[Run]]:
+    """Every report table's rows (:data:`REPORT_ROWS`' tables, in order) as runs of tuples: what a Spark scan task
+    gathers of a partition dir, made into tables by :func:`runs_table` (no dict per row)."""
+    c = context_of(report, context)
+    head, keys = tuple(c.values()), tuple(c)
+    out: dict[str, list[Run]] = {}
+    for name, rows in REPORT_ROWS.items():
+        chunks = _CHUNKS.get(name)
+        if chunks is not None:
+            out[name] = [((*keys, *names), [head + v for v in values]) for names, values in chunks(report) if values]
+        else:  # a broker's root checkpoints and a dir's transactions: a few rows, as dicts
+            out[name] = [(tuple(r), [tuple(r.values())]) for r in rows(report, context)]
+    return out
+
+
+def run_rows(runs: list[Run]) -> list[dict[str, Any]]:
+    """The rows of runs, as dicts (a later name wins, as in a row)."""
+    return [dict(zip(keys, v)) for keys, values in runs for v in values]
+
+
+def runs_table(name: str, runs: list[Run]) -> pa.Table:
+    """Table ``name`` of runs of rows, in their order."""
+    parts = [table_of_columns(name, _columns({}, keys, values), len(values)) for keys, values in runs if values]
+    return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else table(name, [])
+
+
 #: tables built from the report once the scan is done (``batches`` is streamed while it runs)
 REPORT_TABLES = {
     "partitions": partitions_table,
