@@ -2,9 +2,10 @@
 file read, root checkpoint entry and transaction, the same for ``scan --out`` and the Spark job.
 
 Each table but ``checkpoints`` and ``transactions`` (a few rows a broker) is
-defined once, as the columns its table is built from: a fleet's ten thousand
-dirs make no dict each.  The rows the Spark scan tasks gather per task are made
-from those columns, never written a second time.
+defined once, as a tuple of values per row (:data:`Chunk`).  ``scan --out``
+builds its tables from those tuples as columns and the Spark scan tasks gather
+them as runs (:func:`report_runs`): a fleet's ten thousand dirs make no dict
+each.  The rows as dicts (``*_rows``) are made from the same tuples.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ _PLAIN = frozenset((str, int, float, bool, type(None)))
 
 def _plain_list(v: Any) -> bool:
     """A list of plain values: JSON as it is.  With :data:`_PLAIN`, what :func:`jsonable_row` and
-    :func:`jsonable_columns` take without :func:`~kforensics.serialize.to_jsonable`."""
+    :func:`jsonable_values` take without :func:`~kforensics.serialize.to_jsonable`."""
     return type(v) is list and all(type(x) in _PLAIN for x in v)
 
 
@@ -103,12 +104,6 @@ def jsonable_values(objs: list[Any]) -> Chunk:
 _GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 
 
-def jsonable_columns(objs: list[Any]) -> dict[str, list[Any]]:
-    """:func:`jsonable_row` of each object, as columns (the rows' keys in order, a value per object)."""
-    names, values = jsonable_values(objs)
-    return _columns({}, names, values)
-
-
 def _columns(context: dict[str, Any], names: tuple[str, ...], values: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
     """A chunk's columns: the context's (each value once a row), then its own (a later name wins, as in a row)."""
     n = len(values)
@@ -128,7 +123,13 @@ def _rows(context: dict[str, Any], chunks: Iterable[Chunk]) -> list[dict[str, An
 
 
 def _table(name: str, context: dict[str, Any], chunks: Iterable[Chunk]) -> pa.Table:
-    parts = [table_of_columns(name, _columns(context, names, values), len(values)) for names, values in chunks]
+    """Table ``name`` of the chunks' rows, in order, each with the context's columns."""
+    return _joined(name, [table_of_columns(name, _columns(context, names, values), len(values))
+                          for names, values in chunks if values])
+
+
+def _joined(name: str, parts: list[pa.Table]) -> pa.Table:
+    """Parts of table ``name`` as one table (no part: the empty table)."""
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else table(name, [])
 
 
@@ -355,8 +356,7 @@ def run_rows(runs: list[Run]) -> list[dict[str, Any]]:
 
 def runs_table(name: str, runs: list[Run]) -> pa.Table:
     """Table ``name`` of runs of rows, in their order."""
-    parts = [table_of_columns(name, _columns({}, keys, values), len(values)) for keys, values in runs if values]
-    return pa.concat_tables(parts) if len(parts) > 1 else parts[0] if parts else table(name, [])
+    return _table(name, {}, runs)
 
 
 #: tables built from the report once the scan is done (``batches`` is streamed while it runs)

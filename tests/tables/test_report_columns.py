@@ -18,7 +18,7 @@ from kforensics.tables.report_tables import (
     epochs_table,
     files_rows,
     findings_rows,
-    jsonable_columns,
+    jsonable_values,
     partitions_columns,
     partitions_rows,
     partitions_table,
@@ -134,13 +134,15 @@ def test_streamed_columns_in_row_groups_are_the_whole_table(name, tmp_path):
         assert f.metadata.num_row_groups == max(1, len(chunks))
 
 
-def test_jsonable_columns_of_mixed_objects_are_their_rows():
+def test_jsonable_values_of_mixed_objects_are_their_rows():
     from kforensics.log.side_files import FileRecord
     from kforensics.scan.model import SegmentFacts
 
     objs = [SegmentFacts(0, "a", partial_offsets=(1, 2), magics=[2]), SegmentFacts(5, None)]
-    assert jsonable_columns(objs) == {k: [to_jsonable(o)[k] for o in objs] for k in to_jsonable(objs[0])}
+    names, values = jsonable_values(objs)
+    assert [dict(zip(names, v)) for v in values] == [to_jsonable(o) for o in objs]
     mixed = [FileRecord("p", "log", 1, None), SegmentFacts(3, "b")]
-    cols = jsonable_columns(mixed)
-    assert rows_of_columns(cols, 2) == [{k: to_jsonable(o).get(k) for k in cols} for o in mixed]
-    assert jsonable_columns([]) == {}
+    names, values = jsonable_values(mixed)
+    assert [dict(zip(names, v)) for v in values] == [{k: to_jsonable(o).get(k) for k in names} for o in mixed]
+    assert set(names) == set(to_jsonable(mixed[0])) | set(to_jsonable(mixed[1]))
+    assert jsonable_values([]) == ((), [])
