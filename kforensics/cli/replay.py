@@ -50,7 +50,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
            running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None, min_insync_replicas: int | None,
            what_if: bool, digests: bool,
            metadata: tuple[str, ...], zookeeper: tuple[str, ...], fmt: str, verbose: bool,
-           min_severity: Severity | None) -> None:
+           min_severity: Severity | None, jobs: int | None) -> None:
     """Replay leader-epoch truncation across brokers: divergence, loss and fork verdicts.
 
     Each LOG_DIR is one broker's log dir (broker id from meta.properties), a
@@ -77,7 +77,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
                         leader=leader, what_if=what_if, events=inputs.events, digests=digests,
                         metadata=inputs.metadata, alive=alive,
                         running=running or (), min_insync_replicas=min_insync_replicas, order=restart_order,
-                        zookeeper=list(zookeeper))
+                        zookeeper=list(zookeeper), jobs=jobs)
     # a scenario's internal topics are in a second log dir per broker; otherwise the log dirs the replay read
     impact = replay_impact(report, inputs.impact_log_dirs(report))
     if fmt == "json":

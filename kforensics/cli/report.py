@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 def report(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: str | None, tables: str | None,
            kafka_version: KafkaVersion, metadata: tuple[str, ...], zookeeper: tuple[str, ...],
            alive: tuple[int, ...] | None, running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None,
-           min_insync_replicas: int | None, out: str | None, markdown: str | None, title: str | None) -> None:
+           min_insync_replicas: int | None, out: str | None, markdown: str | None, title: str | None,
+           jobs: int | None) -> None:
     """Write the incident report: evidence, elections, verdicts, losses, consumers, transactions, findings.
 
     Takes what `replay` takes (broker log dirs, archives, --broker ID=DIR,
@@ -82,7 +83,8 @@ def report(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
         inputs = resolve_replay_inputs(log_dirs, broker_dirs, scenario, metadata)
         rep = replay_all(inputs.brokers, kafka_version=kafka_version, events=inputs.events,
                          metadata=inputs.metadata, alive=alive, running=running or (),
-                         min_insync_replicas=min_insync_replicas, order=restart_order, zookeeper=list(zookeeper))
+                         min_insync_replicas=min_insync_replicas, order=restart_order, zookeeper=list(zookeeper),
+                         jobs=jobs)
         impact = replay_impact(rep, inputs.impact_log_dirs(rep))
         doc, failing = build_from_replay(replay_document(rep, impact), rep, inputs.evidence, title=title,
                                          salvage=_salvage_summary(rep, impact),

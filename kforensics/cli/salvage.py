@@ -61,7 +61,8 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
             alive: tuple[int, ...] | None, running: tuple[int, ...] | None, restart_order: tuple[int, ...] | None,
             min_insync_replicas: int | None, metadata: tuple[str, ...], zookeeper: tuple[str, ...],
             bootstrap: str | None, send: bool,
-            topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str) -> None:
+            topic_map: tuple[str, ...], include_aborted: bool, command_config: str | None, fmt: str,
+            jobs: int | None) -> None:
     """Export the records the replay says a replica loses and no surviving replica keeps; put them back.
 
     Takes replay's inputs (LOG_DIRS, --broker ID=DIR or --scenario DIR, with
@@ -88,7 +89,7 @@ def salvage(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: s
     out.mkdir(parents=True, exist_ok=True)
     summary = _salvage(inputs, out, topic=topic, partition=partition, kafka_version=kafka_version, leader=leader,
                        alive=alive, running=running or (), min_insync_replicas=min_insync_replicas,
-                       order=restart_order, zookeeper=list(zookeeper))
+                       order=restart_order, zookeeper=list(zookeeper), jobs=jobs)
     plan = None
     if bootstrap is not None:
         plan = _produce(out, bootstrap, send=send, topic_map=_topic_map(topic_map), include_aborted=include_aborted,

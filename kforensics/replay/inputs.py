@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,6 +16,7 @@ from ..log.segment import LogSegment
 from ..scan.broker import InputError, resolve_log_dirs, scan_log_dirs
 from ..scan.model import PartitionScan, ScanReport
 from ..tiered.evidence import scan_view
+from .broker_workers import broker_loads
 from .not_replayed import LeftOut, left_out
 from .replica import COLUMNS, BatchLog, Replica, unknown_broker_id
 from .summary import ReplicaSummary, SummaryBuilder, needs_summaries
@@ -99,7 +100,7 @@ class LoadedBrokers:
 
 
 def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
-                  every_summary: bool = False, slim: bool = False) -> LoadedBrokers:
+                  every_summary: bool = False, slim: bool = False, jobs: int | None = 1) -> LoadedBrokers:
     """Scan each broker's log dir(s) and group the replicas of each partition.
 
     ``brokers`` maps broker id to its log dirs, or is a list of log dirs whose
@@ -109,40 +110,33 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     (by default only those whose group the replay can window above offset 0, :func:`~.summary.needs_summaries`).
     ``slim``: once a broker's replicas are made, only what the replay reads later is kept of its partition dirs'
     scans (``scans``: :func:`scan_kept` of each), and none of its files and checkpoint entries: a fleet's scans
-    are most of what a load holds.
+    are most of what a load holds.  ``jobs``: how many brokers are loaded at once (:mod:`.broker_workers`; None:
+    as many as the machine has cores); the result is the same whatever it is.
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)
     items = brokers.items() if isinstance(brokers, dict) else [(None, [d]) for d in brokers]
     unknown = 0
+    tasks = []
     for bid, dirs in items:
-        collect = ReplicaCollector(every_summary)
         resolved = resolve_log_dirs(list(dirs))
         out.log_dirs.append(resolved)
-        report = scan_log_dirs(resolved, kafka_version=kafka_version, batch_sink=collect)
-        out.reports.append(report)
-        broker_id = bid if bid is not None else report.broker.node_id
+        tasks.append(BrokerTask(bid, resolved, kafka_version, every_summary, slim))
+    for resolved, load in zip(out.log_dirs, broker_loads(tasks, out.log_dirs, jobs, load_broker)):
+        out.reports.append(load.report)
+        broker_id = load.broker_id
         if broker_id is None:
             unknown += 1
             broker_id = unknown_broker_id(unknown)
+            load = load.as_broker(broker_id)
         if broker_id in out.broker_ids:
             raise same_broker(broker_id, _dirs(out.log_dirs[out.broker_ids.index(broker_id)]), _dirs(resolved))
         out.broker_ids.append(broker_id)
-        paths: dict[int, str | None] = {}
-        for p in report.partitions:
-            skipped = left_out(broker_id, p)
-            if skipped is not None:
-                out.left_out.append(skipped)  # said in the report (PARTITION_NOT_REPLAYED), not dropped silently
-                continue
-            replica = collect.replica(broker_id, p, report.broker.cluster_id)
-            groups[(p.topic, p.partition)].append(replica)
-            out.summaries.setdefault((p.topic, p.partition), []).append(collect.summaries.pop(p.path))
-            paths[id(p)] = replica.source
-        if slim:
-            out.scans.append([scan_kept(p, paths.get(id(p))) for p in report.partitions])
-            report.partitions, report.files, report.checkpoints = [], [], []
-        else:
-            out.scans.append(report.partitions)
+        out.left_out += load.left_out  # said in the report (PARTITION_NOT_REPLAYED), not dropped silently
+        for key, replica, summary in load.replicas:
+            groups[key].append(replica)
+            out.summaries.setdefault(key, []).append(summary)
+        out.scans.append(load.scans)
     clusters = {r.broker.cluster_id for r in out.reports if r.broker.cluster_id is not None}
     if len(clusters) > 1:
         which = "; ".join(f"broker {b}: {r.broker.cluster_id}" for b, r in zip(out.broker_ids, out.reports))
@@ -150,6 +144,69 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
                          "in one cluster; replay each cluster on its own")
     out.groups = dict(groups)
     return out
+
+
+@dataclass
+class BrokerTask:
+    """What loading one broker takes: its id (None: from its meta.properties), its resolved log dirs, the load's
+    options."""
+
+    broker_id: int | None
+    log_dirs: list[Any]
+    kafka_version: KafkaVersion
+    every_summary: bool
+    slim: bool
+
+
+@dataclass
+class BrokerLoad:
+    """One broker's share of a load: its scan's report, its replicas in scan order (each with its group and its
+    summary), its partition dirs left out and what is kept of its scans.  ``broker_id`` None: nothing names the
+    broker (the loader numbers it, :meth:`as_broker`)."""
+
+    broker_id: int | None
+    report: ScanReport
+    replicas: list[tuple[tuple[str, int], Replica, ReplicaSummary | None]]
+    left_out: list[LeftOut]
+    scans: list[Any]
+
+    def as_broker(self, broker_id: int) -> BrokerLoad:
+        """This load as broker ``broker_id``'s: every replica, summary and partition dir left out says so."""
+        return BrokerLoad(broker_id, self.report,
+                          [(k, r.as_broker(broker_id), None if s is None else replace(s, broker_id=broker_id))
+                           for k, r, s in self.replicas],
+                          [replace(o, broker_id=broker_id) for o in self.left_out], self.scans)
+
+
+#: the id a broker's replicas carry until the loader numbers an unnamed broker (never a real one: Kafka's are >= 0,
+#: the loader's own -1, -2, ...)
+_UNNAMED = -(2 ** 31)
+
+
+def load_broker(task: BrokerTask) -> BrokerLoad:
+    """Scan one broker's log dirs and make its replicas (what :func:`load_replicas` does for each broker, in this
+    process or a worker's)."""
+    collect = ReplicaCollector(task.every_summary)
+    report = scan_log_dirs(task.log_dirs, kafka_version=task.kafka_version, batch_sink=collect)
+    named = task.broker_id if task.broker_id is not None else report.broker.node_id
+    broker_id = _UNNAMED if named is None else named
+    replicas: list[tuple[tuple[str, int], Replica, ReplicaSummary | None]] = []
+    left: list[LeftOut] = []
+    paths: dict[int, str | None] = {}
+    for p in report.partitions:
+        skipped = left_out(broker_id, p)
+        if skipped is not None:
+            left.append(skipped)
+            continue
+        replica = collect.replica(broker_id, p, report.broker.cluster_id)
+        replicas.append(((p.topic, p.partition), replica, collect.summaries.pop(p.path)))
+        paths[id(p)] = replica.source
+    if task.slim:
+        scans: list[Any] = [scan_kept(p, paths.get(id(p))) for p in report.partitions]
+        report.partitions, report.files, report.checkpoints = [], [], []
+    else:
+        scans = report.partitions
+    return BrokerLoad(named, report, replicas, left, scans)
 
 
 class ScanKept:

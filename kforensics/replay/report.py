@@ -103,18 +103,19 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                digests: bool = False, metadata: list[Any] | None = None,
                alive: tuple[int, ...] | None = None, running: tuple[int, ...] = (),
                min_insync_replicas: int | None = None, order: tuple[int, ...] | None = None,
-               zookeeper: list[Any] | None = None) -> ReplayReport:
+               zookeeper: list[Any] | None = None, jobs: int | None = 1) -> ReplayReport:
     """Replay every partition found on the brokers (filtered).  ``alive``: the brokers that come back before the
     controller elects (default: every broker given); the others rejoin later as followers.  ``running``: brokers
     that never stopped (active throughout the restart).  ``order``: the order the brokers restart in (the ones it
     does not name after it, in id order).  ``min_insync_replicas``: given, it overrides the metadata
     log's config for the acknowledgement classes.  ``zookeeper``: ZooKeeper data dirs of a ZooKeeper-mode cluster
-    (those among the log dirs are found too), whose controller state names the leaders (:mod:`kforensics.zookeeper`)."""
+    (those among the log dirs are found too), whose controller state names the leaders (:mod:`kforensics.zookeeper`).
+    ``jobs``: brokers loaded at once (:mod:`.broker_workers`; None: one per core); the same report whatever it is."""
     from ..zookeeper.inputs import split_zookeeper_dirs
 
     brokers, found = split_zookeeper_dirs(brokers)
     zk_dirs = [*(zookeeper or []), *found]
-    loaded = load_replicas(brokers, kafka_version=kafka_version, slim=True)
+    loaded = load_replicas(brokers, kafka_version=kafka_version, slim=True, jobs=jobs)
     topics = {t for t, _ in loaded.groups}
     if topic is not None and topic not in topics:
         raise InputError(f"no partition of topic {topic!r} on these brokers (topics: {', '.join(sorted(topics))})")
