@@ -97,6 +97,17 @@ def restart_evidence(loaded: LoadedBrokers, cluster: ClusterState, kafka_version
                             if b is not None}, kafka_version.release, running, order)
 
 
+def check_event_brokers(events: list[dict[str, Any]] | None, brokers: list[int]) -> None:
+    """Refuse events (a scenario's) that name a broker none of the inputs is: the replay has no replica to apply them
+    to (a scenario dir missing one of its brokers' dirs)."""
+    named = {ev.get(k) for ev in events or [] for k in ("broker", "leader")} - {None}
+    missing = sorted(named - set(brokers), key=str)
+    if missing:
+        raise InputError(f"the events name broker{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(map(str, missing))}, which no log dir given is (brokers: "
+                         f"{', '.join(map(str, brokers))}): give every broker the events name")
+
+
 def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
                topic: str | None = None, partition: int | None = None,
                leader: int | None = None, what_if: bool = False, events: list[dict[str, Any]] | None = None,
@@ -125,6 +136,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
         raise UsageError(f"--leader {leader} is not one of the brokers given "
                          f"({', '.join(map(str, loaded.broker_ids))})")
     check_restart_order(order, (b for b in loaded.broker_ids if b is not None), alive, running)
+    check_event_brokers(events, loaded.broker_ids)
     inputs = _metadata_inputs(loaded, metadata)
     tl = None
     restart = None

@@ -106,6 +106,16 @@ def test_replay_of_a_leader_topic_or_partition_that_is_not_there(args, words):
     usage_error(run("replay", "--scenario", SCENARIOS / "healthy-3-brokers", *args), *words)
 
 
+@pytest.mark.parametrize("command", [("replay",), ("salvage", "--out", "OUT"), ("report", "--out", "OUT/r.html")])
+def test_a_scenario_whose_events_name_a_broker_it_lacks(tmp_path, command):
+    # before: exit 3, an internal error (KeyError: 3) from the engine applying the events
+    sdir = tmp_path / "scenario"
+    shutil.copytree(SCENARIOS / "unclean-leader-election", sdir)
+    shutil.rmtree(sdir / "broker-3")
+    r = run(*(str(c).replace("OUT", str(tmp_path / "out")) for c in command), "--scenario", sdir)
+    usage_error(r, "the events name broker 3, which no log dir given is (brokers: 1, 2)")
+
+
 def test_replay_takes_log_dirs_or_broker_ids_not_both():
     b1 = SCENARIOS / "healthy-3-brokers" / "broker-1"
     usage_error(run("replay", b1, "--broker", f"2={b1}"), "not both")
