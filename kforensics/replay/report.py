@@ -160,7 +160,12 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],
                           dict(zip(loaded.broker_ids, (list(d) for d in loaded.log_dirs))), tl)
-    for (t, p), replicas in sorted(loaded.groups.items()):
+    # each group's replicas and summaries are let go once it is replayed: a fleet's results take their place
+    groups, loaded.groups = sorted(loaded.groups.items()), {}
+    groups.reverse()
+    while groups:
+        (t, p), replicas = groups.pop()
+        summaries = loaded.summaries.pop((t, p), None)
         if (topic is not None and t != topic) or (partition is not None and p != partition):
             continue
         if leader is not None and leader not in [r.broker_id for r in replicas]:
@@ -170,7 +175,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
         report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
                                               events=events, timeline=tl, what_if=what_if,
                                               digests=batch_digests if digests else None,
-                                              summaries=loaded.summaries.get((t, p)), restart=restart,
+                                              summaries=summaries, restart=restart,
                                               min_insync_replicas=min_insync_replicas))
     report.findings += zk_findings + (tiered.findings if tiered is not None else [])
     report.min_insync_replicas = min_insync_replicas

@@ -212,3 +212,28 @@ def test_a_slim_load_keeps_the_replicas_and_what_the_replay_reads_of_the_scans()
         assert [(p.dir_name, vars(scan_view(p))) for p in w.partitions] == [
             (v.dir_name, {"path": v.path, "tiered": v.tiered, "segments": v.segments}) for v in kept]
         assert any(v.tiered is not None for v in kept)
+
+
+def test_a_replay_lets_go_of_each_groups_replicas_once_it_is_replayed(fleet, monkeypatch):
+    """A fleet's results take the place of its replicas: when a group is replayed, no replica of the groups
+    replayed before it is held any more (the report is the same: every scenario's replay in the replay tests)."""
+    import gc
+    import weakref
+
+    from kforensics.replay import report as report_module
+
+    done: list[weakref.ref] = []
+    held_before: list[int] = []
+    replay = report_module.replay_group
+
+    def watching(t, p, replicas, **kw):
+        gc.collect()
+        held_before.append(sum(r() is not None for r in done))
+        out = replay(t, p, replicas, **kw)
+        done.extend(weakref.ref(r) for r in replicas)
+        return out
+
+    monkeypatch.setattr(report_module, "replay_group", watching)
+    report = report_module.replay_all([fleet])
+    assert len(report.partitions) >= 20 and len(held_before) == len(report.partitions)
+    assert held_before == [0] * len(held_before)
