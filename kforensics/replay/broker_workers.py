@@ -1,7 +1,7 @@
 """Brokers loaded side by side: each broker's scan in a worker process, its replicas handed back in order.
 
 A replay reads every broker's log dirs, one broker after another, and most of a fleet's replay is that reading (three
-brokers of 10 000 small partitions: about two thirds).  The brokers are independent until their replicas are
+brokers of 10 000 small partitions: more than half).  The brokers are independent until their replicas are
 grouped, so each can be scanned by a process of its own, as Kafka recovers its log dirs with
 ``num.recovery.threads.per.data.dir`` threads.  This process loads the last broker itself while the workers load the
 others; the loads are then taken in the brokers' order, so the groups, the unnamed brokers' numbers and every refusal
@@ -56,7 +56,7 @@ def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
     if not all(type(d) is _LOCAL for dirs in log_dirs for d in dirs):
         return 0
     # this process loads a broker too: with two cores, two workers and this one keep both busy while the
-    # workers' results are handed back (the hand-over is about a third of a small broker's load)
+    # workers' results are handed back (the hand-over is about a quarter of a small broker's load)
     return min(want, len(log_dirs) - 1)
 
 
