@@ -11,18 +11,23 @@ Workers are forked: they start with this process's modules and the resolved log 
 only where that is safe and pays: local log dirs (an archive or a remote source keeps open handles that do not
 cross processes), more than one broker, and no other thread in this process (a notebook's kernel has several; a
 forked copy of a lock another thread held would never be released).  A worker that dies (killed, out of memory)
-leaves its brokers to this process, which loads them as it would have.
+leaves its brokers to this process, which loads them as it would have.  Each worker hands its load back through a
+pipe of its own and is reaped when it is read; Ctrl-C is this process's (the workers ignore it), and whatever ends
+the loads early ends the workers at once (they only read: nothing of theirs is left half done).  A process pool
+was not used: an interrupt while its workers started could leave it waiting for them forever.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import signal
+import sys
 import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 #: a broker to load (:class:`~.inputs.BrokerTask`) and its load (:class:`~.inputs.BrokerLoad`)
 Task = TypeVar("Task")
@@ -62,30 +67,108 @@ def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
 
 def broker_loads(tasks: list[Task], log_dirs: list[list[Any]], jobs: int | None, load: Callable[[Task], Load]
                  ) -> Iterator[Load]:
-    """``load`` of each task (a module's function: workers are handed it by name), in the tasks' order, ``jobs``
-    brokers at a time (:func:`worker_count` of the tasks' ``log_dirs``)."""
+    """``load`` of each task, in the tasks' order, ``jobs`` brokers at a time (:func:`worker_count` of the tasks'
+    ``log_dirs``): a forked worker per task but the last, which this process loads meanwhile, at most
+    :func:`worker_count` of them at once, all taken before the first is given; whatever ends the loads early (an
+    interrupt, an error) ends the workers too.  Without workers, one after another as they are asked for."""
     workers = worker_count(jobs, log_dirs)
     if not workers:
-        for task in tasks:
-            yield load(task)
-        return
-    import multiprocessing
+        return (load(task) for task in tasks)  # one at a time: a refusal comes before the next broker is read
+    return iter(_side_by_side(tasks, workers, load))
 
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+
+def _side_by_side(tasks: list[Task], workers: int, load: Callable[[Task], Load]) -> list[Load]:
+    # every load is taken before this returns, so nothing can leave it suspended with workers running: whatever
+    # ends it early (Ctrl-C, an error) passes the ``finally``, which ends them
+    running: dict[int, _Worker] = {}
+    out: list[Load] = []
     try:
-        futures = [pool.submit(load, t) for t in tasks[:-1]]
+        for i in range(min(workers, len(tasks) - 1)):
+            _Worker.start(running, i, load, tasks[i])
         last = load(tasks[-1])
-        for task, fut in zip(tasks, futures):
-            yield _result(fut, task, load)
-        yield last
+        for i in range(len(tasks) - 1):
+            out.append(running[i].take(partial(load, tasks[i])))
+            del running[i]  # only once taken: a worker interrupted while it is read is still ended below
+            if i + workers < len(tasks) - 1:
+                _Worker.start(running, i + workers, load, tasks[i + workers])
+        return [*out, last]
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for w in running.values():
+            w.end()
 
 
-def _result(fut: Future[Load], task: Task, load: Callable[[Task], Load]) -> Load:
-    """A worker's load, or this process's own when the worker died before handing it back (the same load: what
-    the worker would have read)."""
+class _Worker:
+    """A forked process loading one task; its result comes back pickled through a pipe."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+
+    @classmethod
+    def start(cls, running: dict[int, _Worker], i: int, load: Callable[[Task], Load], task: Task) -> None:
+        """Fork a worker for ``task`` into ``running[i]``.  Ctrl-C is held until it is there: the worker never takes
+        it (it ignores it), and this process, which ends its workers when it takes it, knows of every one."""
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            running[i] = cls._fork(load, task, running.values(), held)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+    @classmethod
+    def _fork(cls, load: Callable[[Task], Load], task: Task, others: Iterable[_Worker], held: Iterable[int]
+              ) -> _Worker:
+        read_end, write_end = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the worker (its result is checked through the parent)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            os.close(read_end)
+            for w in others:
+                os.close(w.fd)  # the other workers' pipes are not this one's
+            _work(load, task, write_end)
+        os.close(write_end)
+        return cls(pid, read_end)
+
+    def take(self, again: Callable[[], Load]) -> Load:
+        """The worker's load, raised if it raised; ``again()`` (this process loads the task) when the worker died
+        before handing it back (killed, out of memory)."""
+        with os.fdopen(self.fd, "rb") as fh:
+            self.fd = -1
+            data = fh.read()
+        _pid, status = os.waitpid(self.pid, 0)
+        self.pid = -1
+        if status != 0 or not data:
+            return again()
+        kind, value = pickle.loads(data)
+        if kind == "raised":
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def end(self) -> None:
+        """Stop the worker now (its load is no longer wanted) and reap it."""
+        if self.fd >= 0:
+            os.close(self.fd)
+        if self.pid > 0:
+            try:
+                os.kill(self.pid, signal.SIGKILL)  # it only reads: nothing of it is left half done
+            except ProcessLookupError:
+                pass
+            os.waitpid(self.pid, 0)
+
+
+def _work(load: Callable[[Task], Load], task: Task, out: int) -> NoReturn:  # pragma: no cover - in the worker
+    """In the worker: the load, or the exception it raised, pickled to ``out``; then the worker ends at once (no
+    exit handler of the process it was forked from runs)."""
     try:
-        return fut.result()
-    except BrokenProcessPool:
-        return load(task)
+        try:
+            data = pickle.dumps(("loaded", load(task)), protocol=pickle.HIGHEST_PROTOCOL)
+        except BaseException as e:  # noqa: BLE001 - raised again in the parent, as one broker after another would
+            try:
+                data = pickle.dumps(("raised", e), protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its type and text
+                data = pickle.dumps(("raised", RuntimeError(f"{type(e).__name__}: {e}")))
+        with os.fdopen(out, "wb") as fh:
+            fh.write(data)
+    finally:
+        os._exit(0)

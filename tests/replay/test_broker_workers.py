@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from click.testing import CliRunner
 
 from kforensics.cli import main
 from kforensics.replay import broker_workers, inputs
+from kforensics.replay import broker_workers as workers
 from kforensics.replay.inputs import load_replicas
 from kforensics.replay.report import replay_all
 from kforensics.scan.broker import InputError, resolve_log_dirs
@@ -177,3 +180,74 @@ def test_jobs_on_the_command_line(tmp_path):
         assert got.returncode == 1, got.stderr
         out[jobs] = got.stdout
     assert out["1"] == out["3"] and json.loads(out["3"])["partitions"]
+
+
+def _no_children_left() -> bool:
+    """Whether this process has no child process left, running or unreaped."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_an_interrupt_ends_the_workers_at_once(monkeypatch):
+    """Ctrl-C (or any error) while the workers load: they are ended and reaped, not waited for."""
+    scen = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers"
+    three = _dirs(scen / "broker-1", scen / "broker-2", scen / "broker-3")
+    monkeypatch.setattr(workers, "other_threads", lambda: False)
+    here = os.getpid()
+
+    def load(task):
+        if os.getpid() != here:
+            time.sleep(120)  # a worker still loading
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        list(workers.broker_loads(["b1", "b2", "b3"], three, 3, load))
+    assert time.monotonic() - started < 30
+    assert _no_children_left()
+
+
+def test_a_refusal_while_workers_load_ends_them(forking):
+    b1 = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers" / "broker-1"
+    b2 = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers" / "broker-2"
+    with pytest.raises(InputError, match="broker 1"):
+        load_replicas([b1, b1, b2, b2], jobs=2)  # refused at the second broker, the fourth still loading
+    assert _no_children_left()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """Three brokers of 1 500 small partition dirs each (the benchmarks' small set, smaller)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_spark import build
+
+    return build(tmp_path_factory.mktemp("fleet"), "fleet", 3, 1500, 10, topics=20)
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2, 1.6, 2.2])
+def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
+    """Ctrl-C at any moment of a replay whose brokers load side by side: the command ends at once, without a
+    traceback, and leaves no process behind (an interrupt while the workers of an executor started could leave it
+    waiting forever, and one amid a fork a worker nobody ended)."""
+    proc = subprocess.Popen([sys.executable, "-m", "kforensics", "replay", *map(str, fleet), "--format", "json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        err = proc.communicate(timeout=60)[1].decode()
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"replay still running 60 s after Ctrl-C at {delay} s")
+    if proc.returncode in (0, 1):
+        return  # the replay was over before the interrupt came
+    # exit 2 with one line, or (an interrupt as the interpreter starts or ends) death by SIGINT, as shells expect
+    assert proc.returncode in (2, -signal.SIGINT) and "Traceback" not in err, err
+    assert proc.returncode != 2 or err.strip().endswith("kforensics: aborted"), err
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left in the command's session: {left}"
