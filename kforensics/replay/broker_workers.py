@@ -133,14 +133,20 @@ class _Worker:
     def take(self, again: Callable[[], Load]) -> Load:
         """The worker's load, raised if it raised; ``again()`` (this process loads the task) when the worker died
         before handing it back (killed, out of memory)."""
+        got: tuple[str, Any] | None = None
         with os.fdopen(self.fd, "rb") as fh:
             self.fd = -1
-            data = fh.read()
+            try:
+                # read as it is unpickled: a broker's columns are never held twice (as the pipe's bytes and as
+                # arrays)
+                got = pickle.load(fh)
+            except Exception:  # noqa: BLE001 - cut short: the worker died while it wrote (its status says so)
+                got = None
         _pid, status = os.waitpid(self.pid, 0)
         self.pid = -1
-        if status != 0 or not data:
+        if got is None or status != 0:
             return again()
-        kind, value = pickle.loads(data)
+        kind, value = got
         if kind == "raised":
             raise value
         return value  # type: ignore[no-any-return]
