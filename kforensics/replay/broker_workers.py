@@ -164,17 +164,18 @@ class _Worker:
 
 
 def _work(load: Callable[[Task], Load], task: Task, out: int) -> NoReturn:  # pragma: no cover - in the worker
-    """In the worker: the load, or the exception it raised, pickled to ``out``; then the worker ends at once (no
-    exit handler of the process it was forked from runs)."""
+    """In the worker: the load, or the exception it raised, pickled into ``out`` as it is written (never held whole
+    besides the load); then the worker ends at once (no exit handler of the process it was forked from runs), with
+    status 1 if the result could not be handed back whole: the parent then loads the broker itself, and meets the
+    same result or exception there."""
+    code = 1
     try:
         try:
-            data = pickle.dumps(("loaded", load(task)), protocol=pickle.HIGHEST_PROTOCOL)
+            result: tuple[str, Any] = ("loaded", load(task))
         except BaseException as e:  # noqa: BLE001 - raised again in the parent, as one broker after another would
-            try:
-                data = pickle.dumps(("raised", e), protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001 - an exception that does not pickle: its type and text
-                data = pickle.dumps(("raised", RuntimeError(f"{type(e).__name__}: {e}")))
+            result = ("raised", e)
         with os.fdopen(out, "wb") as fh:
-            fh.write(data)
+            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        code = 0
     finally:
-        os._exit(0)
+        os._exit(code)

@@ -251,3 +251,24 @@ def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
     time.sleep(0.2)
     left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
     assert not left, f"processes left in the command's session: {left}"
+
+
+def test_an_error_that_does_not_pickle_is_raised_as_one_after_another(forking, monkeypatch):
+    """A worker whose exception cannot be handed back (pickle cannot name its class) leaves its broker to this
+    process, which meets the same exception."""
+    sc = load_scenario(ROOT / "fixtures" / "scenarios" / "healthy-3-brokers")
+    scan = inputs.scan_log_dirs
+
+    class Unnamed(Exception):
+        pass
+
+    def fails_on_broker_2(dirs, **kw):
+        if any("broker-2" in str(d) for d in dirs):
+            raise Unnamed("broker 2 cannot be read")
+        return scan(dirs, **kw)
+
+    monkeypatch.setattr(inputs, "scan_log_dirs", fails_on_broker_2)
+    for jobs in (1, 3):
+        with pytest.raises(Unnamed, match="broker 2 cannot be read"):
+            load_replicas(sc.brokers, jobs=jobs)
+    assert forking[-1] == 2 and _no_children_left()
