@@ -22,8 +22,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 def replay_input_options(fn: F) -> F:
     """``LOG_DIRS...``, ``--broker ID=DIR`` (repeatable) and ``--scenario DIR``, in this order; ``--jobs N``."""
     fn = click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-                      help="Brokers read at once, each in a process of its own (default: one per core; 1: one "
-                           "after another). The answer is the same.")(fn)
+                      help="Read up to N brokers at once, each in a worker process, while this process reads "
+                           "another (default: one per core; 1: one broker after another, no worker). The answer is "
+                           "the same.")(fn)
     fn = click.option("--scenario", type=click.Path(exists=True, file_okay=False),
                       help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario "
                            "builder.")(fn)

@@ -67,10 +67,10 @@ def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
 
 def broker_loads(tasks: list[Task], log_dirs: list[list[Any]], jobs: int | None, load: Callable[[Task], Load]
                  ) -> Iterator[Load]:
-    """``load`` of each task, in the tasks' order, ``jobs`` brokers at a time (:func:`worker_count` of the tasks'
-    ``log_dirs``): a forked worker per task but the last, which this process loads meanwhile, at most
-    :func:`worker_count` of them at once, all taken before the first is given; whatever ends the loads early (an
-    interrupt, an error) ends the workers too.  Without workers, one after another as they are asked for."""
+    """``load`` of each task, in the tasks' order: a forked worker per task but the last, which this process loads
+    meanwhile, at most :func:`worker_count` workers at once (of ``jobs`` and the tasks' ``log_dirs``), all taken
+    before the first is given; whatever ends the loads early (an interrupt, an error) ends the workers too.  Without
+    workers, one after another as they are asked for."""
     workers = worker_count(jobs, log_dirs)
     if not workers:
         return (load(task) for task in tasks)  # one at a time: a refusal comes before the next broker is read

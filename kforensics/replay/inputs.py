@@ -110,8 +110,9 @@ def load_replicas(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: K
     (by default only those whose group the replay can window above offset 0, :func:`~.summary.needs_summaries`).
     ``slim``: once a broker's replicas are made, only what the replay reads later is kept of its partition dirs'
     scans (``scans``: :func:`scan_kept` of each), and none of its files and checkpoint entries: a fleet's scans
-    are most of what a load holds.  ``jobs``: how many brokers are loaded at once (:mod:`.broker_workers`; None:
-    as many as the machine has cores); the result is the same whatever it is.
+    are most of what a load holds.  ``jobs``: at most this many brokers loaded by worker processes at once, beside
+    this process's (:mod:`.broker_workers`; None: one per core; 1: no worker); the result is the same whatever it
+    is.
     """
     out = LoadedBrokers()
     groups: dict[tuple[str, int], list[Replica]] = defaultdict(list)

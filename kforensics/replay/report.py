@@ -121,7 +121,8 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
     does not name after it, in id order).  ``min_insync_replicas``: given, it overrides the metadata
     log's config for the acknowledgement classes.  ``zookeeper``: ZooKeeper data dirs of a ZooKeeper-mode cluster
     (those among the log dirs are found too), whose controller state names the leaders (:mod:`kforensics.zookeeper`).
-    ``jobs``: brokers loaded at once (:mod:`.broker_workers`; None: one per core); the same report whatever it is."""
+    ``jobs``: brokers loaded by worker processes at once (:func:`.inputs.load_replicas`; None: one per core; 1: no
+    worker); the same report whatever it is."""
     from ..zookeeper.inputs import split_zookeeper_dirs
 
     brokers, found = split_zookeeper_dirs(brokers)
