@@ -21,7 +21,6 @@ from click.testing import CliRunner
 
 from kforensics.cli import main
 from kforensics.replay import broker_workers, inputs
-from kforensics.replay import broker_workers as workers
 from kforensics.replay.inputs import load_replicas
 from kforensics.replay.report import replay_all
 from kforensics.scan.broker import InputError, resolve_log_dirs
@@ -195,7 +194,7 @@ def test_an_interrupt_ends_the_workers_at_once(monkeypatch):
     """Ctrl-C (or any error) while the workers load: they are ended and reaped, not waited for."""
     scen = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers"
     three = _dirs(scen / "broker-1", scen / "broker-2", scen / "broker-3")
-    monkeypatch.setattr(workers, "other_threads", lambda: False)
+    monkeypatch.setattr(broker_workers, "other_threads", lambda: False)
     here = os.getpid()
 
     def load(task):
@@ -205,7 +204,7 @@ def test_an_interrupt_ends_the_workers_at_once(monkeypatch):
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        list(workers.broker_loads(["b1", "b2", "b3"], three, 3, load))
+        list(broker_workers.broker_loads(["b1", "b2", "b3"], three, 3, load))
     assert time.monotonic() - started < 30
     assert _no_children_left()
 
