@@ -181,16 +181,34 @@ def test_jobs_on_the_command_line(tmp_path):
     assert out["1"] == out["3"] and json.loads(out["3"])["partitions"]
 
 
-def _no_children_left() -> bool:
-    """Whether this process has no child process left, running or unreaped."""
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
+@pytest.fixture
+def forks(monkeypatch):
+    """The pids of the processes this test forks (a pytest worker has children of its own: Spark's JVM, ...)."""
+    pids: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return pids
 
 
-def test_an_interrupt_ends_the_workers_at_once(monkeypatch):
+def _all_reaped(pids: list[int]) -> bool:
+    """Whether every one of these forked processes has ended and been reaped (none left running or a zombie)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return bool(pids)
+
+
+def test_an_interrupt_ends_the_workers_at_once(monkeypatch, forks):
     """Ctrl-C (or any error) while the workers load: they are ended and reaped, not waited for."""
     scen = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers"
     three = _dirs(scen / "broker-1", scen / "broker-2", scen / "broker-3")
@@ -206,15 +224,17 @@ def test_an_interrupt_ends_the_workers_at_once(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         list(broker_workers.broker_loads(["b1", "b2", "b3"], three, 3, load))
     assert time.monotonic() - started < 30
-    assert _no_children_left()
+    assert len(forks) == 2 and _all_reaped(forks)
 
 
-def test_a_refusal_while_workers_load_ends_them(forking):
+def test_a_refusal_leaves_no_worker_behind(forking, forks):
+    """Every broker is loaded before the loads are grouped, so a broker given twice is refused with every worker
+    reaped."""
     b1 = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers" / "broker-1"
     b2 = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers" / "broker-2"
     with pytest.raises(InputError, match="broker 1"):
-        load_replicas([b1, b1, b2, b2], jobs=2)  # refused at the second broker, the fourth still loading
-    assert _no_children_left()
+        load_replicas([b1, b1, b2, b2], jobs=2)
+    assert len(forks) == 3 and _all_reaped(forks)
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +272,7 @@ def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
     assert not left, f"processes left in the command's session: {left}"
 
 
-def test_an_error_that_does_not_pickle_is_raised_as_one_after_another(forking, monkeypatch):
+def test_an_error_that_does_not_pickle_is_raised_as_one_after_another(forking, forks, monkeypatch):
     """A worker whose exception cannot be handed back (pickle cannot name its class) leaves its broker to this
     process, which meets the same exception."""
     sc = load_scenario(ROOT / "fixtures" / "scenarios" / "healthy-3-brokers")
@@ -270,4 +290,4 @@ def test_an_error_that_does_not_pickle_is_raised_as_one_after_another(forking, m
     for jobs in (1, 3):
         with pytest.raises(Unnamed, match="broker 2 cannot be read"):
             load_replicas(sc.brokers, jobs=jobs)
-    assert forking[-1] == 2 and _no_children_left()
+    assert forking[-1] == 2 and _all_reaped(forks)
