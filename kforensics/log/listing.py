@@ -33,12 +33,17 @@ class Entry:
 
 def as_path(path: Evidence) -> Path | EvidencePath:
     """A local path as ``Path``; archive and remote paths as they are."""
-    if isinstance(path, Path) and type(path) is _LOCAL:
+    if isinstance(path, Path) and is_local(path):
         return path  # already one (a Path is immutable: the same object serves)
     return Path(path) if isinstance(path, (str, os.PathLike)) else path
 
 
 _LOCAL = type(Path())
+
+
+def is_local(path: Any) -> bool:
+    """Whether ``path`` is a local file system path (not an archive member's or a remote object's)."""
+    return type(path) is _LOCAL
 
 
 #: a child path from a plain name, without parsing it again (CPython's pathlib has it; ``/`` where it does not)
@@ -94,7 +99,7 @@ def list_dir(path: Evidence, unreadable: Unreadable | None = None, keep: Callabl
             with os.scandir(base) as it:
                 listed = sorted(it if keep is None else (e for e in it if keep(e.name)), key=_by_name)
             # the base's text was just made (scandir took it); "." lists "./name" where pathlib says "name"
-            text = _TEXT_SLOT and type(base) is _LOCAL and str(base) != "."
+            text = _TEXT_SLOT and is_local(base) and str(base) != "."
             return [_local_entry(base, e, text) for e in listed]
         out = []
         for p in base.iterdir():

@@ -26,8 +26,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
+
+from ..log.listing import is_local
 
 #: a broker to load (:class:`~.inputs.BrokerTask`) and its load (:class:`~.inputs.BrokerLoad`)
 Task = TypeVar("Task")
@@ -47,10 +48,6 @@ def other_threads() -> bool:
     return threading.active_count() > 1
 
 
-#: a local directory's path type (an archive member's or a remote object's is another)
-_LOCAL = type(Path())
-
-
 def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
     """How many worker processes load the brokers of ``log_dirs`` (each broker's) beside this one: none for
     ``jobs`` 1, one broker, log dirs that are not local directories or a process with other threads; else up to
@@ -58,7 +55,7 @@ def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
     want = cores() if jobs is None else jobs
     if want <= 1 or len(log_dirs) <= 1 or other_threads():
         return 0
-    if not all(type(d) is _LOCAL for dirs in log_dirs for d in dirs):
+    if not all(is_local(d) for dirs in log_dirs for d in dirs):
         return 0
     # this process loads a broker too: with two cores, two workers and this one keep both busy while the
     # workers' results are handed back (the hand-over is about a quarter of a small broker's load)

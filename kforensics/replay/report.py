@@ -162,10 +162,8 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                           list(tl.findings) if tl is not None else [],
                           dict(zip(loaded.broker_ids, (list(d) for d in loaded.log_dirs))), tl)
     # each group's replicas and summaries are let go once it is replayed: a fleet's results take their place
-    groups, loaded.groups = sorted(loaded.groups.items()), {}
-    groups.reverse()
-    while groups:
-        (t, p), replicas = groups.pop()
+    for t, p in sorted(loaded.groups):
+        replicas = loaded.groups.pop((t, p))
         summaries = loaded.summaries.pop((t, p), None)
         if (topic is not None and t != topic) or (partition is not None and p != partition):
             continue
