@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,15 +98,35 @@ def restart_evidence(loaded: LoadedBrokers, cluster: ClusterState, kafka_version
                             if b is not None}, kafka_version.release, running, order)
 
 
-def check_event_brokers(events: list[dict[str, Any]] | None, brokers: list[int]) -> None:
-    """Refuse events (a scenario's) that name a broker none of the inputs is: the replay has no replica to apply them
-    to (a scenario dir missing one of its brokers' dirs)."""
+def check_event_brokers(events: list[dict[str, Any]] | None, brokers: list[int],
+                        groups: Mapping[tuple[str, int], list[Any]] | None = None) -> None:
+    """Refuse events (a scenario's) that name a broker none of the inputs is (a scenario dir missing one of its
+    brokers' dirs), or, of ``groups`` (the partitions to replay: their replicas), one that holds no replica of a
+    partition: the replay has no replica to apply them to."""
     named = {ev.get(k) for ev in events or [] for k in ("broker", "leader")} - {None}
     missing = sorted(named - set(brokers), key=str)
     if missing:
-        raise InputError(f"the events name broker{'s' if len(missing) > 1 else ''} "
-                         f"{', '.join(map(str, missing))}, which no log dir given is (brokers: "
+        raise InputError(f"the events name {_brokers(missing)}, which no log dir given is (brokers: "
                          f"{', '.join(map(str, brokers))}): give every broker the events name")
+    held = {tp: {r.broker_id for r in replicas} for tp, replicas in (groups or {}).items()}
+    lacking = [(t, p, sorted(named - ids, key=str), sorted(ids, key=str))
+               for (t, p), ids in sorted(held.items()) if named - ids]
+    if lacking:
+        t, p, absent, ids = lacking[0]
+        more = f" (and {len(lacking) - 1} other partition{'s' if len(lacking) > 2 else ''})" if len(lacking) > 1 else ""
+        raise InputError(f"the events name {_brokers(absent)}, which hold{'s' if len(absent) == 1 else ''} no replica "
+                         f"of {t}-{p}{more} (its replicas: {', '.join(map(str, ids))}): the events are one "
+                         "partition's (replay and salvage take --topic and --partition)")
+
+
+def _brokers(ids: list[Any]) -> str:
+    return f"broker{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))}"
+
+
+def _chosen(t: str, p: int, replicas: list[Any], topic: str | None, partition: int | None, leader: int | None) -> bool:
+    """Whether the partition group is replayed, of ``--topic``, ``--partition`` and ``--leader``."""
+    return ((topic is None or t == topic) and (partition is None or p == partition)
+            and (leader is None or leader in [r.broker_id for r in replicas]))
 
 
 def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: KafkaVersion = LATEST,
@@ -137,7 +158,8 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
         raise UsageError(f"--leader {leader} is not one of the brokers given "
                          f"({', '.join(map(str, loaded.broker_ids))})")
     check_restart_order(order, (b for b in loaded.broker_ids if b is not None), alive, running)
-    check_event_brokers(events, loaded.broker_ids)
+    check_event_brokers(events, loaded.broker_ids, {tp: replicas for tp, replicas in loaded.groups.items()
+                                                    if _chosen(*tp, replicas, topic, partition, leader)})
     inputs = _metadata_inputs(loaded, metadata)
     tl = None
     restart = None
@@ -165,9 +187,7 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
     for t, p in sorted(loaded.groups):
         replicas = loaded.groups.pop((t, p))
         summaries = loaded.summaries.pop((t, p), None)
-        if (topic is not None and t != topic) or (partition is not None and p != partition):
-            continue
-        if leader is not None and leader not in [r.broker_id for r in replicas]:
+        if not _chosen(t, p, replicas, topic, partition, leader):
             continue
         if tiered is not None:
             tier_replicas(tiered, t, p, replicas, scans)

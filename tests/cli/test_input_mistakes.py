@@ -116,6 +116,21 @@ def test_a_scenario_whose_events_name_a_broker_it_lacks(tmp_path, command):
     usage_error(r, "the events name broker 3, which no log dir given is (brokers: 1, 2)")
 
 
+@pytest.mark.parametrize("command", [("replay",), ("salvage", "--out", "OUT"), ("report", "--out", "OUT/r.html")])
+def test_a_scenario_whose_events_name_a_broker_lacking_one_of_its_partitions(tmp_path, command):
+    # before: exit 3, an internal error (KeyError: 3) from the engine applying the events to orders-1
+    sdir = tmp_path / "scenario"
+    shutil.copytree(SCENARIOS / "unclean-leader-election", sdir)
+    for b in (1, 2):  # a second partition, on brokers 1 and 2 only
+        shutil.copytree(sdir / f"broker-{b}" / "orders-0", sdir / f"broker-{b}" / "orders-1")
+    out = [str(c).replace("OUT", str(tmp_path / "out")) for c in command]
+    usage_error(run(*out, "--scenario", sdir), "the events name broker 3, which holds no replica of orders-1 (its "
+                                                 "replicas: 1, 2)", "take --topic and --partition")
+    if command[0] != "report":  # the partition every broker the events name holds is replayed as before
+        r = run(*out, "--scenario", sdir, "--topic", "orders", "--partition", "0")
+        assert r.exit_code in (0, 1), r.output
+
+
 def test_replay_takes_log_dirs_or_broker_ids_not_both():
     b1 = SCENARIOS / "healthy-3-brokers" / "broker-1"
     usage_error(run("replay", b1, "--broker", f"2={b1}"), "not both")
