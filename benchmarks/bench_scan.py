@@ -295,10 +295,14 @@ def run_small(args) -> None:
         other = f"against {args.against}"
         for name in SMALL_ANCHORS:
             (w1, r1, c1), (w0, r0, c0) = med[("this checkout", name)], med[(other, name)]
+            # each run times both sides back to back: the median of the runs' ratios holds where the machine's
+            # speed drifts from run to run (the medians of each side do not)
+            paired = statistics.median(a[0] / b[0] for a, b in zip(figures[("this checkout", name)],
+                                                                    figures[(other, name)]))
             print(f"  {name:10}: this checkout / {args.against}: CPU {c1 / c0:.2f}x ({c1:.1f}s / {c0:.1f}s, "
                   f"{c1 / (3 * n if name == 'scan --out' else n) * 1e3:.2f} ms CPU a "
-                  f"{'partition dir' if name == 'scan --out' else 'three-replica partition'}), wall {w1 / w0:.2f}x, "
-                  f"peak RSS {r1:.0f} / {r0:.0f} MB")
+                  f"{'partition dir' if name == 'scan --out' else 'three-replica partition'}), wall {w1 / w0:.2f}x "
+                  f"(run by run: median {paired:.2f}x), peak RSS {r1:.0f} / {r0:.0f} MB")
 
 
 def stages(paths: list[str]) -> None:
