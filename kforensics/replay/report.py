@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,20 +103,39 @@ def check_event_brokers(events: list[dict[str, Any]] | None, brokers: list[int],
     """Refuse events (a scenario's) that name a broker none of the inputs is (a scenario dir missing one of its
     brokers' dirs), or, of ``groups`` (the partitions to replay: their replicas), one that holds no replica of a
     partition: the replay has no replica to apply them to."""
-    named = {ev.get(k) for ev in events or [] for k in ("broker", "leader")} - {None}
+    named = _named(events)
     missing = sorted(named - set(brokers), key=str)
     if missing:
         raise InputError(f"the events name {_brokers(missing)}, which no log dir given is (brokers: "
                          f"{', '.join(map(str, brokers))}): give every broker the events name")
-    held = {tp: {r.broker_id for r in replicas} for tp, replicas in (groups or {}).items()}
-    lacking = [(t, p, sorted(named - ids, key=str), sorted(ids, key=str))
-               for (t, p), ids in sorted(held.items()) if named - ids]
-    if lacking:
-        t, p, absent, ids = lacking[0]
-        more = f" (and {len(lacking) - 1} other partition{'s' if len(lacking) > 2 else ''})" if len(lacking) > 1 else ""
-        raise InputError(f"the events name {_brokers(absent)}, which hold{'s' if len(absent) == 1 else ''} no replica "
-                         f"of {t}-{p}{more} (its replicas: {', '.join(map(str, ids))}): the events are one "
-                         "partition's (replay and salvage take --topic and --partition)")
+    if not named or not groups:
+        return
+    check_group_events({tp: events or [] for tp in groups},
+                       {tp: {r.broker_id for r in replicas} for tp, replicas in groups.items()},
+                       lambda tp: f"{tp[0]}-{tp[1]}",
+                       ": the events are one partition's (replay and salvage take --topic and --partition)")
+
+
+def check_group_events(events: Mapping[Any, list[dict[str, Any]]], held: Mapping[Any, set[Any]],
+                       name: Callable[[Any], str], advice: str = "") -> None:
+    """Refuse the events of a partition group (by its key in ``held``: the brokers holding a replica of it) that
+    name a broker holding none: the engine would have no replica to apply them to.  ``name``: a key as the
+    message names the partition; ``advice``: what the message ends with.  The one rule of ``replay`` (a scenario's
+    events) and the Spark job (events per group); the events of a group no input holds are not looked at."""
+    lacking = [(key, sorted(_named(evs) - held[key], key=str)) for key, evs in events.items() if key in held]
+    lacking = sorted(((key, absent) for key, absent in lacking if absent), key=lambda x: name(x[0]))
+    if not lacking:
+        return
+    key, absent = lacking[0]
+    more = f" (and {len(lacking) - 1} other partition{'s' if len(lacking) > 2 else ''})" if len(lacking) > 1 else ""
+    raise InputError(f"the events name {_brokers(absent)}, which hold{'s' if len(absent) == 1 else ''} no replica "
+                     f"of {name(key)}{more} (its replicas: {', '.join(map(str, sorted(held[key], key=str)))})"
+                     f"{advice}")
+
+
+def _named(events: list[dict[str, Any]] | None) -> set[Any]:
+    """The brokers events name (as the broker or the leader of an event)."""
+    return {ev.get(k) for ev in events or [] for k in ("broker", "leader")} - {None}
 
 
 def _brokers(ids: list[Any]) -> str:
@@ -159,7 +178,8 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                          f"({', '.join(map(str, loaded.broker_ids))})")
     check_restart_order(order, (b for b in loaded.broker_ids if b is not None), alive, running)
     check_event_brokers(events, loaded.broker_ids, {tp: replicas for tp, replicas in loaded.groups.items()
-                                                    if _chosen(*tp, replicas, topic, partition, leader)})
+                                                    if _chosen(*tp, replicas, topic, partition, leader)}
+                        if events else None)
     inputs = _metadata_inputs(loaded, metadata)
     tl = None
     restart = None

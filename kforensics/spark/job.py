@@ -38,15 +38,16 @@ import pandas as pd
 from ..epoch.versions import LATEST, KafkaVersion, parse_kafka_version
 from ..findings import Finding
 from ..kraft.controller_choice import RestartEvidence
+from ..replay.report import check_group_events
 from . import table_files
 from .broker_checks import broker_checks
 from .impact import committed_offsets, transaction_state_copies
 from .inputs import Located, Snapshot, locate
 from .names import present
 from .output import MetadataInputs, check_output
-from .plan import Plan, build_timelines, finish, metadata_by_cluster, plan, write_timeline_findings
+from .plan import Plan, build_timelines, finish, metadata_by_cluster, plan, replica_brokers, write_timeline_findings
 from .publish import Staging, complete, publish, staged
-from .replay import GroupKey, Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
+from .replay import Shared, raw_names, replay_partitions, replay_tasks, write_not_replayed
 from .restart import restart_evidence
 from .scan_task import scan_tasks
 from .schemas import (
@@ -59,6 +60,7 @@ from .schemas import (
     TASK_COLUMNS,
     TASK_SCHEMA,
     WORK_BATCHES,
+    GroupKey,
     parse_tables,
 )
 from .session import session  # noqa: F401 - tests/conftest.py, the notebook and the benchmark start it from here
@@ -113,6 +115,9 @@ class _Driver:
 
 def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Driver:
     planned = plan(located, st.path, st.filesystem, defer=True)
+    if options.events:
+        # refused as replay refuses a scenario's: events naming a broker that holds no replica of their group
+        check_group_events(options.events, replica_brokers(planned), _group_name)
     explicit = metadata_by_cluster(options.metadata, {c["cluster"] for c in planned.contexts.values()})
     timelines, found = build_timelines(planned, explicit)
     restart = restart_evidence(planned, timelines, options.kafka_version, options.alive, options.running,
@@ -128,6 +133,11 @@ def _plan_stage(located: list[Located], options: JobOptions, st: Staging) -> _Dr
             found[cluster] = found.get(cluster, []) + zk_findings
     # tiered storage: per snapshot in its info (before the scan stage broadcasts it), per cluster for the replay
     return _Driver(planned, timelines, found, restart, read_tiered(planned, timelines, restart))
+
+
+def _group_name(key: GroupKey) -> str:
+    cluster, topic, partition = key
+    return f"{topic}-{partition}" + (f" of cluster {cluster}" if cluster is not None else "")
 
 
 def _scan_stage(spark: SparkSession, d: _Driver, options: JobOptions, st: Staging) -> tuple[DataFrame | None,

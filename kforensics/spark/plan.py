@@ -37,7 +37,7 @@ from .files import Context, FileSystem, cluster_context
 from .inputs import Located, Snapshot, locate
 from .names import relative, snapshot_part, task_part, to_hex
 from .output import MetadataInputs
-from .schemas import TASK_COLUMNS
+from .schemas import TASK_COLUMNS, GroupKey
 
 if TYPE_CHECKING:
     from ..kraft.timeline import Timeline
@@ -85,6 +85,8 @@ class Plan:
     shutdown_epochs: dict[str, frozenset[int]] = field(default_factory=dict)
     #: the snapshots holding a ``__remote_log_metadata`` partition dir (tiered storage's own topic)
     remote_metadata: set[str] = field(default_factory=set)
+    #: per snapshot id: the plans of its log dirs (their partition dirs by name, not yet listed)
+    log_dirs: dict[str, list[LogDirPlan]] = field(default_factory=dict)
     #: what is left of the plan once nothing it read can be refused: each snapshot's task rows and root files'
     #: tables (:func:`finish`; a job starts its JVM meanwhile)
     pending: list[Callable[[], list[dict[str, object]]]] = field(default_factory=list)
@@ -105,12 +107,26 @@ def plan(snapshots: list[Snapshot] | list[Located], staging: str, filesystem: Fi
     return out if defer else finish(out)
 
 
+def replica_brokers(out: Plan) -> dict[GroupKey, set[int | None]]:
+    """Per partition group (cluster, topic, partition): the brokers whose snapshots hold a replica of it (a
+    partition dir without a suffix), from the dirs' names."""
+    held: dict[GroupKey, set[int | None]] = {}
+    for snapshot_id, plans in out.log_dirs.items():
+        context = out.contexts[snapshot_id]
+        for p in plans:
+            for pd_, _ in p.partitions:
+                if pd_.name.suffix is None:
+                    held.setdefault((context["cluster"], pd_.topic, pd_.partition), set()).add(context["broker_id"])
+    return held
+
+
 def finish(out: Plan) -> Plan:
     """What :func:`plan` left: each snapshot's task rows (``out.tasks``), its root files' tables written."""
     tasks: list[dict[str, object]] = []
     for rest in out.pending:
         tasks += rest()
     out.pending = []
+    out.log_dirs = {}  # the tasks hold what is read of them now
     out.tasks = pd.DataFrame(tasks, columns=TASK_COLUMNS)
     return out
 
@@ -147,6 +163,7 @@ def _plan_snapshot(loc: Located, out: Plan, staging: str, filesystem: FileSystem
                         "broker_id": fit(snap.broker_id if snap.broker_id is not None else broker.node_id,
                                          pa.int32())}
     out.contexts[snap.snapshot_id] = context
+    out.log_dirs[snap.snapshot_id] = plans
     report.findings = findings.findings()
     out.findings[snap.snapshot_id] = report.findings
     out.reported[snap.snapshot_id] = {finding_key(f) for f in report.findings}

@@ -64,7 +64,7 @@ from .impact import Copy, cluster_coordinator
 from .names import from_hex, group_part, present, relative, spark_task_part
 from .plan import Plan
 from .scan_task import open_dir, root_of
-from .schemas import GROUP_COLUMNS
+from .schemas import GROUP_COLUMNS, GroupKey
 from .window import Sketch, group_replicas
 
 if TYPE_CHECKING:
@@ -74,8 +74,6 @@ if TYPE_CHECKING:
 FLUSH_ROWS = 200_000
 #: groups per replay task below which fewer tasks are started (each task costs Spark a few tenths of a second)
 GROUPS_PER_TASK = 64
-#: a partition group: (cluster, topic, partition); groups are of partition dirs, whose names carry the partition
-GroupKey = tuple[str | None, str, int]
 
 
 class GroupReplay(TypedDict):

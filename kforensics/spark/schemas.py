@@ -72,6 +72,8 @@ GROUP_SCHEMA = ("cluster string, topic string, partition int, status string, err
                 "affected boolean, findings string, summary string")
 #: what identifies a partition group
 KEYS = ["cluster", "topic", "partition"]
+#: a partition group's key, those columns' values; groups are of partition dirs, whose names carry the partition
+GroupKey = tuple[str | None, str, int]
 #: the status columns the replay stage reads
 REPLAY_INPUT = ["cluster", "topic", "partition", "sketch"]
 #: the ``partitions`` columns the broker checks read (what ``scan``'s broker-level checks take of a partition)

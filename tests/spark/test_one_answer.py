@@ -121,6 +121,35 @@ def test_an_unknown_kafka_version_is_refused_with_the_known_ones(tmp_path, no_sp
     assert "9.9" in said and "known" in said and "3.9" in said, said
 
 
+def test_events_naming_a_broker_without_a_replica_of_their_partition_are_refused_as_replay_refuses_them(tmp_path):
+    """Before: ``replay --scenario`` ended in an internal error (KeyError), and the Spark job replayed the group
+    as failed; both refuse it now, before anything is scanned (the job before it starts Spark)."""
+    from kforensics.errors import InputError
+    from kforensics.scenario.loading import load_scenario
+
+    sdir = tmp_path / "scenario"
+    shutil.copytree(UNCLEAN, sdir)
+    for b in (1, 2):  # a second partition, on brokers 1 and 2 only
+        shutil.copytree(sdir / f"broker-{b}" / "orders-0", sdir / f"broker-{b}" / "orders-1")
+    r, _ = invoke("replay", "--scenario", str(sdir))
+    assert r.exit_code == 2, r.output
+    events = load_scenario(sdir).events
+    assert events and {3} <= {ev.get("broker", ev.get("leader")) for ev in events}
+
+    def no_session():
+        raise AssertionError("Spark was started")
+
+    snaps = [Snapshot(str(b), b.name, cluster="forked") for b in sorted(sdir.glob("broker-*"))]
+    with pytest.raises(InputError) as e:
+        run(no_session, snaps, str(tmp_path / "out"), events={("forked", "orders", 0): events,
+                                                              ("forked", "orders", 1): events})
+    assert not (tmp_path / "out").exists()
+    clause, replicas = "the events name broker 3, which holds no replica of orders-1", "(its replicas: 1, 2)"
+    for said in (sentence(r.stderr), str(e.value)):
+        assert said.startswith(clause) and replicas in said, said
+    assert "of cluster forked" in str(e.value)
+
+
 # ----------------------------------------------------------------------------- the same answer
 def _combined(tmp: Path, scenario: Path = UNCLEAN, name: str = "combined") -> list[Path]:
     """A scenario's brokers as KRaft combined nodes (a copy of the metadata log in each log dir): ``scan`` checks
