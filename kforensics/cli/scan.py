@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -82,9 +83,10 @@ def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Sev
         refuse_output_in_evidence(out_dir, dirs)
     show = sys.stderr.isatty() if progress is None else progress
     parquet = None
+    tables: AbstractContextManager[None] = nullcontext()
     if out_dir:
         from ..scan.broker import broker_identity
-        from ..tables.scan_tables import ScanParquet
+        from ..tables.scan_tables import ScanParquet, tables_beside
 
         who = broker_identity(dirs)
         parquet = ScanParquet(out_dir, {"cluster": who.cluster_id, "broker_id": who.node_id})
@@ -105,14 +107,15 @@ def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Sev
 
         committed = read_committed_offsets(coordinator_copies({report.broker.node_id: dirs}, TOPIC))
         report.add_findings(committed.findings)
-        parquet.finish(report, committed)
-    if fmt == "json":
-        from .json_out import document, write_streamed
+        tables = tables_beside(parquet, report, committed)
+    with tables:  # a fleet's tables are written on another core meanwhile
+        if fmt == "json":
+            from .json_out import document, write_streamed
 
-        # a list at a time: a fleet's scan is tens of MB of JSON, never held whole (as text or as values)
-        write_streamed(document("scan", report, _SCAN_LISTS), sys.stdout)
-    else:
-        render_scan_text(report, sys.stdout, min_severity=min_severity, topics=set(topics), verbose=verbose)
+            # a list at a time: a fleet's scan is tens of MB of JSON, never held whole (as text or as values)
+            write_streamed(document("scan", report, _SCAN_LISTS), sys.stdout)
+        else:
+            render_scan_text(report, sys.stdout, min_severity=min_severity, topics=set(topics), verbose=verbose)
     sys.exit(exit_for(report.all_findings(), threshold))
 
 

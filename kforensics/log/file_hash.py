@@ -134,6 +134,17 @@ def cancel_prefetched() -> None:
         h.cancel()
 
 
+def stop_hashing() -> None:
+    """Stop the prefetched hashes no reader took and end the hashing thread (started again on next use): a process
+    about to fork must run no other thread (:func:`kforensics.forked.may_fork`)."""
+    global _POOL
+    cancel_prefetched()
+    with _LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
 def segment_files(roots: Iterable[str], depth: int = 3) -> Iterator[str]:
     """Segment files (``*.log``, KRaft ``*.checkpoint``) under local directories, down to ``depth`` levels, sorted
     per directory: what a scan of these roots will read, in about its order.  Symbolic links are not followed.

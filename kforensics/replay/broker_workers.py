@@ -19,33 +19,16 @@ was not used: an interrupt while its workers started could leave it waiting for 
 
 from __future__ import annotations
 
-import os
-import pickle
-import signal
-import sys
-import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
+from ..forked import Forked, cores, other_threads
 from ..log.listing import is_local
 
 #: a broker to load (:class:`~.inputs.BrokerTask`) and its load (:class:`~.inputs.BrokerLoad`)
 Task = TypeVar("Task")
 Load = TypeVar("Load")
-
-
-def cores() -> int:
-    """The cores this process may run on (its CPU affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def other_threads() -> bool:
-    """Whether this process runs threads besides this one (then it is not forked)."""
-    return threading.active_count() > 1
 
 
 def worker_count(jobs: int | None, log_dirs: list[list[Any]]) -> int:
@@ -77,102 +60,18 @@ def broker_loads(tasks: list[Task], log_dirs: list[list[Any]], jobs: int | None,
 def _side_by_side(tasks: list[Task], workers: int, load: Callable[[Task], Load]) -> list[Load]:
     # every load is taken before this returns, so nothing can leave it suspended with workers running: whatever
     # ends it early (Ctrl-C, an error) passes the ``finally``, which ends them
-    running: dict[int, _Worker] = {}
+    running: dict[int, Forked[Load]] = {}
     out: list[Load] = []
     try:
         for i in range(min(workers, len(tasks) - 1)):
-            _Worker.start(running, i, load, tasks[i])
+            Forked.start(running, i, partial(load, tasks[i]))
         last = load(tasks[-1])
         for i in range(len(tasks) - 1):
             out.append(running[i].take(partial(load, tasks[i])))
             del running[i]  # only once taken: a worker interrupted while it is read is still ended below
             if i + workers < len(tasks) - 1:
-                _Worker.start(running, i + workers, load, tasks[i + workers])
+                Forked.start(running, i + workers, partial(load, tasks[i + workers]))
         return [*out, last]
     finally:
         for w in running.values():
             w.end()
-
-
-class _Worker:
-    """A forked process loading one task; its result comes back pickled through a pipe."""
-
-    def __init__(self, pid: int, fd: int) -> None:
-        self.pid, self.fd = pid, fd
-
-    @classmethod
-    def start(cls, running: dict[int, _Worker], i: int, load: Callable[[Task], Load], task: Task) -> None:
-        """Fork a worker for ``task`` into ``running[i]``.  Ctrl-C is held until it is there: the worker never takes
-        it (it ignores it), and this process, which ends its workers when it takes it, knows of every one."""
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            running[i] = cls._fork(load, task, running.values(), held)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-    @classmethod
-    def _fork(cls, load: Callable[[Task], Load], task: Task, others: Iterable[_Worker], held: Iterable[int]
-              ) -> _Worker:
-        read_end, write_end = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the worker (its result is checked through the parent)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            os.close(read_end)
-            for w in others:
-                os.close(w.fd)  # the other workers' pipes are not this one's
-            _work(load, task, write_end)
-        os.close(write_end)
-        return cls(pid, read_end)
-
-    def take(self, again: Callable[[], Load]) -> Load:
-        """The worker's load, raised if it raised; ``again()`` (this process loads the task) when the worker died
-        before handing it back (killed, out of memory)."""
-        got: tuple[str, Any] | None = None
-        with os.fdopen(self.fd, "rb") as fh:
-            self.fd = -1
-            try:
-                # read as it is unpickled: a broker's columns are never held twice (as the pipe's bytes and as
-                # arrays)
-                got = pickle.load(fh)
-            except Exception:  # noqa: BLE001 - cut short: the worker died while it wrote (its status says so)
-                got = None
-        _pid, status = os.waitpid(self.pid, 0)
-        self.pid = -1
-        if got is None or status != 0:
-            return again()
-        kind, value = got
-        if kind == "raised":
-            raise value
-        return value  # type: ignore[no-any-return]
-
-    def end(self) -> None:
-        """Stop the worker now (its load is no longer wanted) and reap it."""
-        if self.fd >= 0:
-            os.close(self.fd)
-        if self.pid > 0:
-            try:
-                os.kill(self.pid, signal.SIGKILL)  # it only reads: nothing of it is left half done
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
-
-
-def _work(load: Callable[[Task], Load], task: Task, out: int) -> NoReturn:  # pragma: no cover - in the worker
-    """In the worker: the load, or the exception it raised, pickled into ``out`` as it is written (never held whole
-    besides the load); then the worker ends at once (no exit handler of the process it was forked from runs), with
-    status 1 if the result could not be handed back whole: the parent then loads the broker itself, and meets the
-    same result or exception there."""
-    code = 1
-    try:
-        try:
-            result: tuple[str, Any] = ("loaded", load(task))
-        except BaseException as e:  # noqa: BLE001 - raised again in the parent, as one broker after another would
-            result = ("raised", e)
-        with os.fdopen(out, "wb") as fh:
-            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        code = 0
-    finally:
-        os._exit(code)

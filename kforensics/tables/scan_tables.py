@@ -14,6 +14,8 @@ import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..forked import beside, may_fork
 from ..log.batch_table import BATCH_COLUMNS, COL, FLAG_RECOVERED, NCOLS, BatchTable
+from ..log.file_hash import stop_hashing
 from ..log.partition import PartitionLog
 from ..log.segment import LogSegment
 from ..scan.model import ScanReport
@@ -335,9 +339,17 @@ class ScanParquet:
 
     def finish(self, report: ScanReport, committed: CommittedOffsets | None = None) -> dict[str, str]:
         """Write the report's tables and ``committed_offsets`` (from ``committed``, a ``CommittedOffsets``)."""
+        return {**self.close_batches(), **self.write_tables(report, committed)}
+
+    def close_batches(self) -> dict[str, str]:
+        """``batches.parquet`` complete under its name (its writer's thread ended)."""
         self.batches.close()
         os.replace(self.out / ".batches.parquet.tmp", self.out / "batches.parquet")
-        written = {"batches": str(self.out / "batches.parquet")}
+        return {"batches": str(self.out / "batches.parquet")}
+
+    def write_tables(self, report: ScanReport, committed: CommittedOffsets | None = None) -> dict[str, str]:
+        """The report's tables and ``committed_offsets``, once the batches are closed (:meth:`close_batches`)."""
+        written: dict[str, str] = {}
         def later(make: Callable[[ScanReport, Mapping[str, Any] | None], pa.Table]) -> Callable[[], pa.Table]:
             return lambda: make(report, self.context)
 
@@ -359,3 +371,22 @@ class ScanParquet:
         os.replace(tmp, self.out / "committed_offsets.parquet")
         written["committed_offsets"] = str(self.out / "committed_offsets.parquet")
         return written
+
+
+#: a scan of this many partition dirs or more has its tables written by a forked helper while its document is
+#: written (:func:`tables_beside`): three brokers of 10 000 small partition dirs, 0.6 s of each broker's 2.7 s
+HELPED_FROM = 1_000
+
+
+def tables_beside(parquet: ScanParquet, report: ScanReport, committed: CommittedOffsets | None = None,
+                  jobs: int | None = None) -> AbstractContextManager[None]:
+    """The report's tables written while the ``with`` body runs (the command's document, on another core), by a
+    forked helper for a fleet (:data:`HELPED_FROM`) where ``jobs`` allows one (:func:`kforensics.forked.may_fork`);
+    else before the body.  The batches are closed first, here; the same files either way, and a failure to write
+    them is raised as :meth:`ScanParquet.finish` raises it, when the body ends."""
+    parquet.close_batches()
+    fork = len(report.partitions) >= HELPED_FROM
+    if fork:
+        stop_hashing()  # its idle thread would forbid the fork
+        fork = may_fork(jobs)
+    return beside(partial(parquet.write_tables, report, committed), fork)
