@@ -84,7 +84,7 @@ def replay(log_dirs: tuple[str, ...], broker_dirs: tuple[str, ...], scenario: st
         from .json_out import write_streamed
         from .replay_inputs import replay_document
 
-        write_streamed(replay_document(report, impact, streamed=True), sys.stdout)
+        write_streamed(replay_document(report, impact, streamed=True), sys.stdout, jobs=jobs)
     else:
         render_replay_text(report, sys.stdout, digests=digests, impact=impact, verbose=verbose,
                            min_severity=min_severity)

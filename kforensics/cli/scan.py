@@ -113,7 +113,8 @@ def _scan(log_dirs: tuple[str, ...], fmt: str, out_dir: str | None, fail_on: Sev
             from .json_out import document, write_streamed
 
             # a list at a time: a fleet's scan is tens of MB of JSON, never held whole (as text or as values)
-            write_streamed(document("scan", report, _SCAN_LISTS), sys.stdout)
+            # with tables written beside it, a helper of its own would only share the cores with theirs
+            write_streamed(document("scan", report, _SCAN_LISTS), sys.stdout, jobs=1 if out_dir else None)
         else:
             render_scan_text(report, sys.stdout, min_severity=min_severity, topics=set(topics), verbose=verbose)
     sys.exit(exit_for(report.all_findings(), threshold))
