@@ -104,3 +104,31 @@ def deep_entry(batch, *, with_data: bool = False) -> dict:
                     for r in records]
     d["records_error"] = None if error is None else to_jsonable(error)
     return d
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """The pids of the processes this test forks (a pytest worker has children of its own: Spark's JVM, ...)."""
+    pids: list[int] = []
+    fork = os.fork
+
+    def recorded() -> int:
+        pid = fork()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", recorded)
+    return pids
+
+
+def all_reaped(pids: list[int]) -> bool:
+    """Whether there were forked processes and every one has ended and been reaped (none left running or a
+    zombie)."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        return False
+    return bool(pids)

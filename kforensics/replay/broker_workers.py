@@ -7,14 +7,11 @@ grouped, so each can be scanned by a process of its own, as Kafka recovers its l
 others; the loads are then taken in the brokers' order, so the groups, the unnamed brokers' numbers and every refusal
 are those of one broker after another.
 
-Workers are forked: they start with this process's modules and the resolved log dirs, and only read.  They are used
-only where that is safe and pays: local log dirs (an archive or a remote source keeps open handles that do not
-cross processes), more than one broker, and no other thread in this process (a notebook's kernel has several; a
-forked copy of a lock another thread held would never be released).  A worker that dies (killed, out of memory)
-leaves its brokers to this process, which loads them as it would have.  Each worker hands its load back through a
-pipe of its own and is reaped when it is read; Ctrl-C is this process's (the workers ignore it), and whatever ends
-the loads early ends the workers at once (they only read: nothing of theirs is left half done).  A process pool
-was not used: an interrupt while its workers started could leave it waiting for them forever.
+Workers are forked (:class:`kforensics.forked.Forked`): they start with this process's modules and the resolved log
+dirs, and only read.  They are used only where that is safe and pays: local log dirs (an archive or a remote source
+keeps open handles that do not cross processes), more than one broker, and no other thread in this process.  A
+worker that dies (killed, out of memory) leaves its brokers to this process, which loads them as it would have;
+Ctrl-C is this process's, and whatever ends the loads early ends the workers at once.
 """
 
 from __future__ import annotations

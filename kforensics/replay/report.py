@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..epoch.versions import LATEST, KafkaVersion
 from ..errors import InputError, UsageError
 from ..findings import Finding
-from ..forked import helped_map, may_fork
 from ..kraft.cluster_state import ClusterState
 from ..kraft.controller_choice import RestartEvidence, check_restart_order, marker_epochs
-from ..log.file_hash import stop_hashing
 from ..log.file_kinds import METADATA_TOPIC, parse_partition_dir_name
 from ..scan.broker import REMOTE_LOG_METADATA
 from ..tiered.coverage import tiered_topics
@@ -205,57 +203,24 @@ def replay_all(brokers: dict[int, list[Any]] | list[Any], *, kafka_version: Kafk
                                           for b, r in zip(loaded.broker_ids, loaded.reports)], [],
                           list(tl.findings) if tl is not None else [],
                           dict(zip(loaded.broker_ids, (list(d) for d in loaded.log_dirs))), tl)
-    chosen = [(t, p) for (t, p), replicas in sorted(loaded.groups.items()) if _chosen(t, p, replicas, topic, partition,
-                                                                                     leader)]
-    _replay_groups(loaded, report, chosen, jobs, tiered, scans, kafka_version=kafka_version, leader=leader,
-                   events=events, timeline=tl, what_if=what_if, digests=batch_digests if digests else None,
-                   restart=restart, min_insync_replicas=min_insync_replicas)
+    # each group's replicas and summaries are let go once it is replayed: a fleet's results take their place
+    for t, p in sorted(loaded.groups):
+        replicas = loaded.groups.pop((t, p))
+        summaries = loaded.summaries.pop((t, p), None)
+        if not _chosen(t, p, replicas, topic, partition, leader):
+            continue
+        if tiered is not None:
+            tier_replicas(tiered, t, p, replicas, scans)
+        report.partitions.append(replay_group(t, p, replicas, kafka_version=kafka_version, leader=leader,
+                                              events=events, timeline=tl, what_if=what_if,
+                                              digests=batch_digests if digests else None,
+                                              summaries=summaries, restart=restart,
+                                              min_insync_replicas=min_insync_replicas))
     report.findings += zk_findings + (tiered.findings if tiered is not None else [])
     report.min_insync_replicas = min_insync_replicas
     report.findings += not_replayed_findings([o for o in loaded.left_out if topic is None or o.topic == topic])
     report.findings += archive_findings(loaded, metadata or [])
     return report
-
-
-def _replay_groups(loaded: LoadedBrokers, report: ReplayReport, chosen: list[tuple[str, int]], jobs: int | None,
-                   tiered: TieredEvidence | None, scans: dict[str, Any], **options: Any) -> None:
-    """:func:`replay_group` of each chosen group into ``report``, in order; every group's replicas and summaries are
-    let go once it is replayed (those not chosen at once): a fleet's results take their place."""
-    for key in set(loaded.groups).difference(chosen):
-        del loaded.groups[key]
-        loaded.summaries.pop(key, None)
-
-    def one(key: tuple[str, int]) -> PartitionReplay:
-        t, p = key
-        replicas = loaded.groups[key]
-        if tiered is not None:
-            tier_replicas(tiered, t, p, replicas, scans)
-        return replay_group(t, p, replicas, summaries=loaded.summaries.get(key), **options)
-
-    for key, replayed in zip(chosen, _group_replays(one, chosen, jobs)):
-        del loaded.groups[key]
-        loaded.summaries.pop(key, None)
-        report.partitions.append(replayed)
-
-
-#: a replay of this many partition groups or more has a forked helper replay some of them (:func:`_group_replays`)
-HELPED_FROM = 2_000
-#: this process and the helper replay runs of this many groups in turn (:func:`~kforensics.forked.helped_map`): the
-#: helper's replays are unpickled here, yet runs of one size finished soonest (400 and 600 measured slower)
-HELPED_RUN = 500
-
-
-def _group_replays(one: Callable[[tuple[str, int]], PartitionReplay], keys: list[tuple[str, int]],
-                   jobs: int | None) -> Iterator[PartitionReplay]:
-    """``one`` of each group in order; for a fleet (:data:`HELPED_FROM` groups) with ``jobs`` allowing a process
-    beside this one, a forked helper replays every other run of groups meanwhile (the same replays: each group's is
-    its own, whatever was replayed before it).  The idle hashing thread of the load is stopped first: a process
-    with another thread is not forked."""
-    if len(keys) >= HELPED_FROM:
-        stop_hashing()
-        if may_fork(jobs):
-            return helped_map(one, keys, HELPED_RUN)
-    return map(one, keys)
 
 
 def _tiered_evidence(loaded: LoadedBrokers, inputs: list[Any], restart: RestartEvidence | None

@@ -26,7 +26,7 @@ from kforensics.replay.report import replay_all
 from kforensics.scan.broker import InputError, resolve_log_dirs
 from kforensics.scenario import load_scenario
 from kforensics.serialize import to_jsonable
-from tests.conftest import ROOT
+from tests.conftest import ROOT, all_reaped
 
 SCENARIOS = sorted(p for p in (ROOT / "fixtures" / "scenarios").iterdir() if p.is_dir())
 TIERED = sorted(p for p in (ROOT / "fixtures" / "tiered").iterdir() if (p / "scenario.json").exists())
@@ -181,33 +181,6 @@ def test_jobs_on_the_command_line(tmp_path):
     assert out["1"] == out["3"] and json.loads(out["3"])["partitions"]
 
 
-@pytest.fixture
-def forks(monkeypatch):
-    """The pids of the processes this test forks (a pytest worker has children of its own: Spark's JVM, ...)."""
-    pids: list[int] = []
-    fork = os.fork
-
-    def recorded() -> int:
-        pid = fork()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", recorded)
-    return pids
-
-
-def _all_reaped(pids: list[int]) -> bool:
-    """Whether every one of these forked processes has ended and been reaped (none left running or a zombie)."""
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            continue
-        return False
-    return bool(pids)
-
-
 def test_an_interrupt_ends_the_workers_at_once(monkeypatch, forks):
     """Ctrl-C (or any error) while the workers load: they are ended and reaped, not waited for."""
     scen = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers"
@@ -224,7 +197,7 @@ def test_an_interrupt_ends_the_workers_at_once(monkeypatch, forks):
     with pytest.raises(KeyboardInterrupt):
         list(broker_workers.broker_loads(["b1", "b2", "b3"], three, 3, load))
     assert time.monotonic() - started < 30
-    assert len(forks) == 2 and _all_reaped(forks)
+    assert len(forks) == 2 and all_reaped(forks)
 
 
 def test_a_refusal_leaves_no_worker_behind(forking, forks):
@@ -234,7 +207,7 @@ def test_a_refusal_leaves_no_worker_behind(forking, forks):
     b2 = ROOT / "fixtures" / "scenarios" / "healthy-3-brokers" / "broker-2"
     with pytest.raises(InputError, match="broker 1"):
         load_replicas([b1, b1, b2, b2], jobs=2)
-    assert len(forks) == 3 and _all_reaped(forks)
+    assert len(forks) == 3 and all_reaped(forks)
 
 
 @pytest.fixture(scope="module")
@@ -290,4 +263,4 @@ def test_an_error_that_does_not_pickle_is_raised_as_one_after_another(forking, f
     for jobs in (1, 3):
         with pytest.raises(Unnamed, match="broker 2 cannot be read"):
             load_replicas(sc.brokers, jobs=jobs)
-    assert forking[-1] == 2 and _all_reaped(forks)
+    assert forking[-1] == 2 and all_reaped(forks)
