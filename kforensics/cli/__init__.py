@@ -53,17 +53,18 @@ class _LazyGroup(click.Group):
         given = kwargs.get("args", args[0] if args else None)
         argv = sys.argv[1:] if given is None else list(given)
         command = next((a for a in argv if a in COMMANDS), None)
-        # the process's own command line (not a caller's args): end it without the interpreter's teardown, which
-        # costs a quarter of a second once the compiled kernels are loaded, and 0.1 s freeing a fleet's results
-        # (one broker's scan of 10 000 partition dirs; see _exit_now)
+        # the process's own command line (not a caller's args): once the heavy modules are loaded, end it without
+        # the interpreter's teardown, which then costs a quarter of a second with the compiled kernels, and 0.1 s
+        # freeing a fleet's results (one broker's scan of 10 000 partition dirs; see _exit_now); --help and small
+        # dumps, which load neither, exit as before
         fast = given is None and command in FAST_EXIT
         try:
             rv = self._main(argv, *args, **kwargs)
         except SystemExit as e:
-            if fast:
+            if fast and _loaded_heavy():
                 _exit_now(e.code)
             raise
-        if fast:
+        if fast and _loaded_heavy():
             _exit_now(rv)
         return rv
 
@@ -100,6 +101,11 @@ class _LazyGroup(click.Group):
 
 #: commands that start no subprocess or service and whose outputs are closed when they return
 FAST_EXIT = frozenset({"dump", "scan", "replay", "timeline"})
+
+
+def _loaded_heavy() -> bool:
+    """Whether the compiled kernels (numba) or numpy, which every scan and replay loads, are loaded."""
+    return "numba" in sys.modules or "numpy" in sys.modules
 
 
 def _exit_now(code: str | int | None) -> NoReturn:

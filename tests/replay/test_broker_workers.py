@@ -212,20 +212,37 @@ def test_a_refusal_leaves_no_worker_behind(forking, forks):
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory):
-    """Three brokers of 1 500 small partition dirs each (the benchmarks' small set, smaller)."""
+    """Three brokers of 2 000 small partition dirs each (the benchmarks' small set, smaller): a fleet whose JSON
+    lists a helper converts beside the command (``kforensics.cli.json_out.HELPED_FROM``), and whose scan --out has
+    its tables written by one (``kforensics.tables.scan_tables.HELPED_FROM``)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_spark import build
 
-    return build(tmp_path_factory.mktemp("fleet"), "fleet", 3, 1500, 10, topics=20)
+    from kforensics.cli.json_out import HELPED_FROM as JSON_HELPED
+    from kforensics.tables.scan_tables import HELPED_FROM as TABLES_HELPED
+
+    partitions = 2000
+    assert partitions >= max(JSON_HELPED, TABLES_HELPED)
+    return build(tmp_path_factory.mktemp("fleet"), "fleet", 3, partitions, 10, topics=20)
 
 
 @pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2, 1.6, 2.2])
 def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
-    """Ctrl-C at any moment of a replay whose brokers load side by side: the command ends at once, without a
-    traceback, and leaves no process behind (an interrupt while the workers of an executor started could leave it
-    waiting forever, and one amid a fork a worker nobody ended)."""
-    proc = subprocess.Popen([sys.executable, "-m", "kforensics", "replay", *map(str, fleet), "--format", "json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
+    """Ctrl-C at any moment of a replay whose brokers load side by side and whose JSON a helper converts beside
+    it: the command ends at once, without a traceback, and leaves no process behind (an interrupt while the workers
+    of an executor started could leave it waiting forever, and one amid a fork a worker nobody ended)."""
+    _interrupted([sys.executable, "-m", "kforensics", "replay", *map(str, fleet), "--format", "json"], delay)
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2, 1.6])
+def test_ctrl_c_ends_scan_out_whenever_it_comes(fleet, delay, tmp_path):
+    """The same of a scan --out whose tables a helper writes while the document is written."""
+    _interrupted([sys.executable, "-m", "kforensics", "scan", str(fleet[0]), "--format", "json", "--out",
+                  str(tmp_path / "out")], delay)
+
+
+def _interrupted(cmd: list[str], delay: float) -> None:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
     os.killpg(proc.pid, signal.SIGINT)
@@ -234,9 +251,9 @@ def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        pytest.fail(f"replay still running 60 s after Ctrl-C at {delay} s")
+        pytest.fail(f"{cmd[3]} still running 60 s after Ctrl-C at {delay} s")
     if proc.returncode in (0, 1):
-        return  # the replay was over before the interrupt came
+        return  # the command was over before the interrupt came
     # exit 2 with one line, or (an interrupt as the interpreter starts or ends) death by SIGINT, as shells expect
     assert proc.returncode in (2, -signal.SIGINT) and "Traceback" not in err, err
     assert proc.returncode != 2 or err.strip().endswith("kforensics: aborted"), err
