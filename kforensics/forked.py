@@ -97,8 +97,10 @@ class Forked(Generic[T]):
     def take(self, again: Callable[[], T]) -> T:
         """The result, raised if the work raised; ``again()`` (this process does the work) when the helper died
         before handing it back (killed, out of memory) or could not pickle it."""
-        got = self._read()
-        self.end()
+        try:
+            got = self._read()
+        finally:
+            self.end()  # taken, or given up (an interrupt while it is read): no helper outlives its taking
         if got is None:
             return again()
         return got[0]
@@ -128,20 +130,26 @@ class Forked(Generic[T]):
         return (value,)
 
     def end(self) -> None:
-        """Stop the helper now (nothing more of it is wanted) and reap it."""
-        if self._stream is not None:
-            self._stream.close()
-            self._stream, self.fd = None, -1
-        elif self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-        if self.pid > 0:
-            try:
-                os.kill(self.pid, signal.SIGKILL)  # it only reads and computes: nothing of it is left half done
-            except ProcessLookupError:
-                pass
-            os.waitpid(self.pid, 0)
-            self.pid = -1
+        """Stop the helper now (nothing more of it is wanted) and reap it; again, nothing."""
+        # Ctrl-C is held meanwhile: taken between the reap and forgetting the pid, it would leave a pid that is no
+        # longer ours for the ``finally`` that ends the helpers to kill and wait for (ECHILD, or another process)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            if self._stream is not None:
+                self._stream.close()
+                self._stream, self.fd = None, -1
+            elif self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            if self.pid > 0:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)  # it only reads and computes: nothing of it is left half done
+                except ProcessLookupError:
+                    pass
+                os.waitpid(self.pid, 0)
+                self.pid = -1
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _work(work: Callable[[], Any], out: int, stream: bool) -> NoReturn:  # pragma: no cover - in the helper

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -117,3 +118,21 @@ def test_a_helper_only_where_it_is_safe(monkeypatch):
     assert not forked.may_fork(None) and forked.may_fork(3)
     monkeypatch.setattr(forked, "other_threads", lambda: True)
     assert not forked.may_fork(8)  # a threaded process is not forked
+
+
+def test_an_interrupt_while_the_result_is_awaited_ends_the_helper(forks):
+    """Ctrl-C while this process waits for the helper's result (the body done first): the helper is ended and
+    reaped, not left to finish on its own after this process is gone."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)  # a forked process inherits no timer
+        with pytest.raises(KeyboardInterrupt):
+            with forked.beside(lambda: time.sleep(20), fork=True):
+                pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert len(forks) == 1 and all_reaped(forks)

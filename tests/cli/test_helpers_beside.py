@@ -9,17 +9,19 @@ quietly did everything itself would fail it.
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 from click.testing import CliRunner
 
 from kforensics import forked
 from kforensics.cli import json_out, main
+from kforensics.replay import broker_workers
 from kforensics.tables import scan_tables
 from tests.conftest import ROOT, all_reaped, file_tree
 
 BROKERS = sorted(p for p in (ROOT / "fixtures" / "brokers").iterdir() if p.is_dir())
-SCENARIOS = ["unclean-leader-election", "transaction-marker-lost", "consumer-group-skips-forked-records",
-             "damaged-batches-leader-zero-unclean", "healthy-3-brokers"]
 
 
 @pytest.fixture
@@ -40,13 +42,24 @@ def _run(args: list[str]):
     return got.stdout
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_a_replays_json_converted_with_a_helper_is_the_same(name, helped):
-    args = ["replay", "--scenario", str(ROOT / "fixtures" / "scenarios" / name), "--format", "json"]
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """Three brokers of 7 partitions (the benchmarks' small set, tiny): every scenario holds one partition only."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_spark import build
+
+    return build(tmp_path_factory.mktemp("fleet"), "fleet", 3, 7, 10, topics=2)
+
+
+@pytest.mark.parametrize("run", [1, 2, 3])
+def test_a_replays_json_converted_with_a_helper_is_the_same(run, fleet, helped, monkeypatch):
+    monkeypatch.setattr(json_out, "HELPED_RUN", run)
+    monkeypatch.setattr(broker_workers, "worker_count", lambda jobs, log_dirs: 0)  # the JSON's helper alone
+    args = ["replay", *map(str, fleet), "--format", "json"]
     alone = _run(args + ["--jobs", "1"])  # --jobs 1: no process beside this one
-    assert helped == []
+    assert helped == [] and len(json.loads(alone)["partitions"]) == 7
     assert _run(args + ["--jobs", "2"]) == alone
-    assert all_reaped(helped)
+    assert len(helped) == 1 and all_reaped(helped)
 
 
 @pytest.mark.parametrize("broker", BROKERS, ids=lambda p: p.name)

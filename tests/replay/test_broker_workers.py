@@ -234,9 +234,10 @@ def test_ctrl_c_ends_replay_whenever_it_comes(fleet, delay):
     _interrupted([sys.executable, "-m", "kforensics", "replay", *map(str, fleet), "--format", "json"], delay)
 
 
-@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2, 1.6])
+@pytest.mark.parametrize("delay", [0.2, 0.35, 0.5, 0.65, 0.8, 1.0])
 def test_ctrl_c_ends_scan_out_whenever_it_comes(fleet, delay, tmp_path):
-    """The same of a scan --out whose tables a helper writes while the document is written."""
+    """The same of a scan --out whose tables a helper writes while the document is written (one broker of the
+    fleet: 0.6 s on an idle machine, the helper from about 0.45 s)."""
     _interrupted([sys.executable, "-m", "kforensics", "scan", str(fleet[0]), "--format", "json", "--out",
                   str(tmp_path / "out")], delay)
 
