@@ -182,6 +182,8 @@ def _items(work: Callable[[], Iterator[Any]]) -> Iterator[tuple[str, Any]]:
     try:
         for item in work():
             yield "done", item
+    except GeneratorExit:
+        raise  # closed while it waited at a yield (the parent went away): nothing more to make
     except BaseException as e:  # noqa: BLE001 - raised again in the parent, as if it had done the work
         yield "raised", e
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from kforensics import forked
-from tests.conftest import all_reaped
+from tests.conftest import ROOT, all_reaped
 
 
 def _where(x: int) -> tuple[int, int]:
@@ -136,3 +138,28 @@ def test_an_interrupt_while_the_result_is_awaited_ends_the_helper(forks):
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, before)
     assert len(forks) == 1 and all_reaped(forks)
+
+
+#: a map ended early while its helper writes, its pipe closed half a second before it is killed (ending a helper
+#: closes the pipe first), so the helper meets the closed pipe; in a process of its own: a helper forked from pytest
+#: writes to pytest's own capture, which it never flushes
+_ENDED_EARLY = """
+import os, sys, time
+from kforensics import forked
+
+kill = os.kill
+os.kill = lambda pid, sig: (time.sleep(0.5), kill(pid, sig))
+it = forked.helped_map(lambda x: "x" * 100_000, list(range(40)), 2)
+next(it)
+time.sleep(0.3)  # the helper's first run is made, and waits in the pipe
+it.close()
+print("ended", file=sys.stderr)
+"""
+
+
+def test_a_helper_whose_results_are_no_longer_read_ends_quietly():
+    """It then ends without a word on the command's stderr (it printed a traceback: its stream of results caught
+    the generator's close and yielded again)."""
+    got = subprocess.run([sys.executable, "-c", _ENDED_EARLY], capture_output=True, text=True, timeout=60,
+                         cwd=ROOT)
+    assert got.returncode == 0 and got.stderr == "ended\n", got.stderr
