@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from kforensics.formats.record_batch import RecordData, build_batch
 from kforensics.log import file_hash
 from kforensics.log.file_hash import HASH_APART, cancel_prefetched, digest_of, prefetch, segment_files
 from kforensics.log.segment_reader import SegmentReader
-from kforensics.formats.record_batch import RecordData, build_batch
 
 
 def _segment(path: Path, batches: int, value_size: int = 1000) -> bytes:
@@ -174,3 +174,23 @@ def test_a_hash_apart_that_cannot_read_the_file_falls_back_to_the_readers_own_de
     assert r.summary.sha256 == hashlib.sha256(data).hexdigest()
     assert r.summary.batches == 1500 and not r.summary.findings
     monkeypatch.setattr(file_hash, "open_binary", real)
+
+
+def test_stop_hashing_ends_the_thread_and_a_later_hash_starts_it_again(tmp_path):
+    """A process about to fork a helper ends its idle hashing thread (a process with another thread is not forked);
+    hashing later starts one again, with the same digests."""
+    import threading
+
+    def hashing() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name.startswith("kforensics-file-sha256")]
+
+    seg = tmp_path / "00000000000000000000.log"
+    data = _segment(seg, 1500)
+    with open(seg, "rb") as fh:
+        assert digest_of(str(seg), fh.fileno()).result() == hashlib.sha256(data).hexdigest()
+    assert hashing()
+    file_hash.stop_hashing()
+    assert not hashing()
+    with open(seg, "rb") as fh:
+        assert digest_of(str(seg), fh.fileno()).result() == hashlib.sha256(data).hexdigest()
+    assert hashing()
