@@ -23,7 +23,8 @@ def replay_input_options(fn: F) -> F:
     """``LOG_DIRS...``, ``--broker ID=DIR`` (repeatable) and ``--scenario DIR``, in this order; ``--jobs N``."""
     fn = click.option("--jobs", type=click.IntRange(min=1), default=None, metavar="N",
                       help="Read up to N brokers at once, each in a worker process, while this process reads "
-                           "another (default: one per core; 1: one broker after another, no worker). The answer is "
+                           "another; with N above 1 a fleet's JSON is also converted beside a helper process "
+                           "(default: one per core; 1: one broker after another, no worker). The answer is "
                            "the same.")(fn)
     fn = click.option("--scenario", type=click.Path(exists=True, file_okay=False),
                       help="A scenario dir (broker-<id>/ dirs and scenario.json events) written by the scenario "
