@@ -24,10 +24,14 @@ def _escape_surrogate(m: re.Match[str]) -> str:
     return f"\\\\x{cp - 0xDC00:02x}" if 0xDC80 <= cp <= 0xDCFF else f"\\\\u{cp:04x}"
 
 
+#: to_jsonable made a tree of fresh lists and dicts: no cycle to look for (0.07 s of a fleet replay's 35 MB); made
+#: once, as ``json.dumps`` with these options makes an encoder per call (0.04 s of 30 000 items' 0.22 s)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
 def dumps(obj: Any) -> str:
     """``obj`` (already JSON-able) as one line of JSON that encodes as UTF-8 whatever the evidence's names hold."""
-    # to_jsonable made a tree of fresh lists and dicts: no cycle to look for (0.07 s of a fleet replay's 35 MB)
-    text = json.dumps(obj, ensure_ascii=False, check_circular=False)
+    text = _ENCODER.encode(obj)
     if text.isascii():
         return text  # no surrogate to look for (the search cost 0.15 s over a fleet replay's 35 MB)
     return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text
