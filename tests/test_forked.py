@@ -100,7 +100,7 @@ def test_a_failure_beside_is_raised_when_the_body_ends(forks):
 
 def test_a_body_that_fails_ends_the_helper(forks):
     with pytest.raises(KeyboardInterrupt):
-        with forked.beside(lambda: signal.pause(), fork=True):
+        with forked.beside(lambda: time.sleep(20), fork=True):
             raise KeyboardInterrupt
     assert len(forks) == 1 and all_reaped(forks)
 
